@@ -1,0 +1,105 @@
+"""The one authorization step every secured operation goes through, in connexion's security slot.
+
+For each request: the bearer credential (401), the workspace named in the query (403), the rate
+limit (429), then the operation's ``x-permission`` against the caller's effective set (403).
+"""
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from connexion.middleware.abstract import RoutedAPI, RoutedMiddleware
+from connexion.operations import AbstractOperation
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from models.credentials import Principal, authenticate
+from models.db import database
+from models.errors import Forbidden, InvalidInput, RateLimited, Unauthenticated
+from models.rate_limits import Decision, Limit, consume
+
+from .request_context import add_response_headers
+from .settings import Settings
+
+PRINCIPAL = "principal"
+
+
+class AuthorizationOperation:
+    def __init__(self, next_app: ASGIApp, operation: AbstractOperation, settings: Settings) -> None:
+        self.next_app = next_app
+        self.secured = bool(operation.security)
+        self.permission: str | None = operation._operation.get("x-permission")
+        self.takes_workspace = any(p.get("in") == "query" and p.get("name") == "workspaceId"
+                                   for p in operation.parameters)
+        self.enforce_limits = settings.rate_limits_enabled
+        default = Limit(settings.default_requests_per_minute, settings.default_requests_per_day)
+        self.default_limit = default if default.per_minute > 0 and default.per_day > 0 else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.secured:
+            principal = await run_in_threadpool(self._authorize, _bearer(scope), self._workspace(scope))
+            context = scope.setdefault("extensions", {}).setdefault("connexion_context", {})
+            context[PRINCIPAL] = principal
+        await self.next_app(scope, receive, send)
+
+    def _authorize(self, secret: str, workspace_id: str | None) -> Principal:
+        with database.connection_context():
+            principal = authenticate(secret, workspace_id=workspace_id)
+            limit = principal.rate_limit or self.default_limit
+            if self.enforce_limits and limit is not None:
+                _apply(consume(principal.credential_id, limit))
+        if self.permission is not None:
+            if principal.workspace_id is None:
+                raise InvalidInput("workspaceId is required: name the workspace this request acts in.")
+            if self.permission not in principal.permissions:
+                raise Forbidden(f"This needs the permission {self.permission}, which the caller does not have.")
+        return principal
+
+    def _workspace(self, scope: Scope) -> str | None:
+        if not self.takes_workspace:
+            return None
+        values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("workspaceId")
+        return values[0] if values else None
+
+
+def _bearer(scope: Scope) -> str:
+    header = dict(scope.get("headers") or ()).get(b"authorization")
+    if not header:
+        raise Unauthenticated("Authorization: Bearer <access token or API key> is required.")
+    scheme, _, secret = header.decode("latin-1").partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise Unauthenticated("The Authorization header must be 'Bearer <access token or API key>'.")
+    return secret.strip()
+
+
+def _apply(decision: Decision) -> None:
+    add_response_headers({
+        "RateLimit-Limit": str(decision.limit),
+        "RateLimit-Remaining": str(decision.remaining),
+        "RateLimit-Reset": str(decision.reset_s),
+    })
+    if not decision.allowed:
+        raise RateLimited(
+            f"Rate limit of {decision.limit} requests exceeded; retry in {decision.reset_s} s.",
+            headers={"Retry-After": str(decision.reset_s)},
+        )
+
+
+class AuthorizationAPI(RoutedAPI[AuthorizationOperation]):
+    def __init__(self, *args, settings: Settings, **kwargs) -> None:
+        self.settings = settings
+        super().__init__(*args, **kwargs)
+        self.add_paths()
+
+    def make_operation(self, operation: AbstractOperation) -> AuthorizationOperation:
+        return AuthorizationOperation(self.next_app, operation, self.settings)
+
+
+class AuthorizationMiddleware(RoutedMiddleware[AuthorizationAPI]):
+    api_cls = AuthorizationAPI
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        super().__init__(app)
+        self.settings = settings
+
+    def add_api(self, specification, **kwargs) -> AuthorizationAPI:
+        return super().add_api(specification, settings=self.settings, **kwargs)

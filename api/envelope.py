@@ -1,0 +1,102 @@
+"""The response envelope {success, data: {message, result}}, and the mapping of every error to it."""
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from connexion.exceptions import ProblemException
+from connexion.validators import ParameterValidator
+from connexion.lifecycle import ConnexionRequest, ConnexionResponse
+from starlette.exceptions import HTTPException
+
+from models.errors import DomainError
+
+from .request_context import request_id
+
+log = logging.getLogger("api.errors")
+
+_DEFAULT_MESSAGES = {
+    400: "The request is not valid.",
+    401: "Authorization: Bearer <access token or API key> is required.",
+    403: "The caller is not allowed to do this.",
+    404: "No such resource or path.",
+    405: "This method is not allowed on this path.",
+    413: "The request body is too large.",
+    415: "The request body must be application/json.",
+    429: "Too many requests.",
+}
+
+
+def ok(result, message: str = "OK", status: int = 200):
+    """What a handler returns: the success envelope and its status."""
+    return {"success": True, "data": {"message": message, "result": result}}, status
+
+
+def error_response(status: int, message: str, headers: dict | None = None, result=None) -> ConnexionResponse:
+    body = {"success": False, "data": {"message": message, "result": result}}
+    return ConnexionResponse(
+        status_code=status, mimetype="application/json", content_type="application/json",
+        body=json.dumps(body).encode(), headers=headers or {},
+    )
+
+
+def domain_error(_request: ConnexionRequest, exc: DomainError) -> ConnexionResponse:
+    return error_response(exc.status, exc.message, exc.headers)
+
+
+def problem(request: ConnexionRequest, exc: ProblemException) -> ConnexionResponse:
+    return error_response(exc.status, _problem_message(request, exc.status, exc.detail), exc.headers)
+
+
+def http_exception(request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
+    detail = exc.detail if isinstance(exc.detail, str) else None
+    return error_response(exc.status_code, _problem_message(request, exc.status_code, detail), exc.headers)
+
+
+def unexpected(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    rid = request_id()
+    log.error("unhandled error in %s %s [request %s]", request.method, request.url.path, rid, exc_info=exc)
+    return error_response(500, f"Internal server error; quote request id {rid} when reporting it.")
+
+
+def _problem_message(request: ConnexionRequest, status: int, detail: str | None) -> str:
+    if status == 404 and not detail or detail == "Not Found":
+        return f"No route for {request.method} {request.url.path}."
+    if status == 405:
+        return f"Method {request.method} is not allowed on {request.url.path}."
+    if not detail or detail in ("Bad Request", "Unauthorized", "Forbidden", "Method Not Allowed"):
+        return _DEFAULT_MESSAGES.get(status, "Request failed.")
+    if status == 400:
+        return _validation_message(detail)
+    if status == 415:
+        return f"Unsupported media type: {detail}"
+    return detail
+
+
+class NamedParameterValidator(ParameterValidator):
+    """Connexion's parameter validator, with messages that name the parameter they are about."""
+
+    @staticmethod
+    def validate_parameter(parameter_type, value, param, param_name=None):
+        error = ParameterValidator.validate_parameter(parameter_type, value, param, param_name)
+        if error is None or error.startswith("Missing"):
+            return error
+        return f"Invalid value for {parameter_type} parameter {param['name']}: {error.splitlines()[0]}"
+
+
+_ENUM = re.compile(r" is not one of \[.*\]", re.S)
+
+
+def _validation_message(detail: str) -> str:
+    if detail.startswith(("Invalid value for", "Missing", "Wrong type", "Extra ")):
+        return detail if detail.endswith(".") else detail + "."
+    if re.search(r"line \d+ column \d+ \(char \d+\)$", detail):
+        return f"The request body is not valid JSON: {detail}."
+    # Enum messages list every allowed value (150 for permissions); name the rule instead.
+    detail = _ENUM.sub(" is not one of the allowed values", detail)
+    # jsonschema says "'x' is too short - 'name'": lead with the field the rule applies to.
+    match = re.fullmatch(r"(.*) - '([^']*)'", detail, re.S)
+    if match:
+        return f"Invalid value for {match.group(2)}: {match.group(1)}."
+    return f"Invalid request: {detail}"

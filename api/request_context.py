@@ -1,0 +1,71 @@
+"""Per-request context: the request id every response carries, headers that other layers add to the
+response whatever produced it (rate-limit headers), and the one access-log line per request."""
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+access_log = logging.getLogger("api.access")
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+@dataclass
+class _RequestState:
+    id: str
+    response_headers: dict[str, str] = field(default_factory=dict)
+
+
+_state: ContextVar[_RequestState | None] = ContextVar("request_state", default=None)
+
+
+def request_id() -> str:
+    state = _state.get()
+    return state.id if state else "-"
+
+
+def add_response_headers(headers: dict[str, str]) -> None:
+    state = _state.get()
+    if state is not None:
+        state.response_headers.update(headers)
+
+
+class RequestContextMiddleware:
+    """Outermost layer, so that its header and log line cover every response, errors included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = dict(scope.get("headers") or ()).get(b"x-request-id", b"").decode("latin-1")
+        state = _RequestState(incoming if _SAFE_ID.fullmatch(incoming) else uuid.uuid4().hex)
+        token = _state.set(state)
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
+                headers.append((b"x-request-id", state.id.encode()))
+                headers.extend((k.lower().encode(), v.encode()) for k, v in state.response_headers.items())
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            # The path only: a query string may carry a secret (the speech server's ?token=).
+            access_log.info("%s %s %d %.1fms %s", scope["method"], scope["path"], status,
+                            (time.perf_counter() - started) * 1000, state.id)
+            _state.reset(token)

@@ -1,0 +1,55 @@
+"""Every setting the servers read from the environment, with its default."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+def _bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    if value.lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be true or false, not {value!r}")
+
+
+def _int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return default if value in (None, "") else int(value)
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    api_port: int = 8000
+    stt_port: int = 8001
+    workers: int = 1
+    data_dir: str = "data"
+    database_url: str | None = None
+    db_pool_size: int = 20
+    # The platform default for credentials without their own limit; switched off as a whole by rate_limits_enabled.
+    rate_limits_enabled: bool = True
+    default_requests_per_minute: int = 600
+    default_requests_per_day: int = 100_000
+    max_body_bytes: int = 1_048_576
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        return cls(
+            host=os.environ.get("HOST", cls.host),
+            api_port=_int("API_PORT", cls.api_port),
+            stt_port=_int("STT_PORT", cls.stt_port),
+            workers=_int("WORKERS", cls.workers),
+            data_dir=os.environ.get("DATA_DIR", cls.data_dir),
+            database_url=os.environ.get("DATABASE_URL") or None,
+            db_pool_size=_int("DB_POOL_SIZE", cls.db_pool_size),
+            rate_limits_enabled=_bool("RATE_LIMITS_ENABLED", cls.rate_limits_enabled),
+            default_requests_per_minute=_int("DEFAULT_REQUESTS_PER_MINUTE", cls.default_requests_per_minute),
+            default_requests_per_day=_int("DEFAULT_REQUESTS_PER_DAY", cls.default_requests_per_day),
+            max_body_bytes=_int("MAX_BODY_BYTES", cls.max_body_bytes),
+            log_level=os.environ.get("LOG_LEVEL", cls.log_level).upper(),
+        )

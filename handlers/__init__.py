@@ -1,0 +1,1 @@
+"""Thin operation handlers, one module per resource group, named by the OpenAPI operationIds."""

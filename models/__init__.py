@@ -1,0 +1,1 @@
+"""The domain: Peewee models and the functions that act on them, usable without HTTP."""

@@ -1,0 +1,36 @@
+"""Errors the domain raises; the web layer maps each kind to a status code and the envelope."""
+
+
+class DomainError(Exception):
+    """A request the domain refuses; ``message`` is shown to the client as it is."""
+
+    status = 400
+
+    def __init__(self, message: str, *, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.headers = headers or {}
+
+
+class InvalidInput(DomainError):
+    status = 400
+
+
+class Unauthenticated(DomainError):
+    status = 401
+
+
+class Forbidden(DomainError):
+    status = 403
+
+
+class NotFound(DomainError):
+    status = 404
+
+
+class Conflict(DomainError):
+    status = 409
+
+
+class RateLimited(DomainError):
+    status = 429
