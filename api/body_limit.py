@@ -1,4 +1,9 @@
-"""Refuses request bodies over the configured size with 413, while reading, without buffering them."""
+"""Refuses request bodies over the configured size with 413, deciding while reading.
+
+A declared Content-Length over the limit is refused before reading. A chunked body (no
+Content-Length) is read up to the limit and handed on with its length set, because the
+request validator reads a missing Content-Length as a missing body.
+"""
 from __future__ import annotations
 
 from connexion.exceptions import ProblemException
@@ -20,19 +25,39 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.max_body_bytes
-        declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise BodyTooLarge(limit)
-        received = 0
+        headers = dict(scope.get("headers") or ())
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            if declared.isdigit() and int(declared) > self.max_body_bytes:
+                raise BodyTooLarge(self.max_body_bytes)
+        elif b"chunked" in headers.get(b"transfer-encoding", b"").lower():
+            body = await self._read_chunked(receive)
+            scope = {**scope, "headers": [*scope["headers"], (b"content-length", str(len(body)).encode())]}
+            receive = _replay(body, receive)
+        await self.app(scope, receive, send)
 
-        async def counting_receive() -> Message:
-            nonlocal received
+    async def _read_chunked(self, receive: Receive) -> bytes:
+        parts, size = [], 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise BodyTooLarge(limit)
-            return message
+            if message["type"] != "http.request":
+                return b"".join(parts)
+            size += len(message.get("body", b""))
+            if size > self.max_body_bytes:
+                raise BodyTooLarge(self.max_body_bytes)
+            parts.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                return b"".join(parts)
 
-        await self.app(scope, counting_receive, send)
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay

@@ -18,17 +18,17 @@ _PG_LOCK_ID = 7_242_001
 MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
     (1, "workspaces, users, memberships, access tokens", (
         """CREATE TABLE workspace (
-            id VARCHAR(255) PRIMARY KEY,
+            id VARCHAR(255) NOT NULL PRIMARY KEY,
             name TEXT NOT NULL,
             created_at TIMESTAMP NOT NULL)""",
         """CREATE TABLE "user" (
-            id VARCHAR(255) PRIMARY KEY,
+            id VARCHAR(255) NOT NULL PRIMARY KEY,
             email VARCHAR(255) NOT NULL UNIQUE,
             display_name TEXT,
             is_active BOOLEAN NOT NULL DEFAULT TRUE,
             created_at TIMESTAMP NOT NULL)""",
         """CREATE TABLE membership (
-            id INTEGER PRIMARY KEY GENERATED_ID,
+            id INTEGER NOT NULL PRIMARY KEY GENERATED_ID,
             workspace_id VARCHAR(255) NOT NULL REFERENCES workspace (id) ON DELETE CASCADE,
             user_id VARCHAR(255) NOT NULL REFERENCES "user" (id) ON DELETE CASCADE,
             role VARCHAR(255) NOT NULL,
@@ -36,7 +36,7 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
         "CREATE UNIQUE INDEX membership_workspace_id_user_id ON membership (workspace_id, user_id)",
         "CREATE INDEX membership_user_id ON membership (user_id)",
         """CREATE TABLE access_token (
-            id VARCHAR(255) PRIMARY KEY,
+            id VARCHAR(255) NOT NULL PRIMARY KEY,
             user_id VARCHAR(255) NOT NULL REFERENCES "user" (id) ON DELETE CASCADE,
             token_hash VARCHAR(255) NOT NULL UNIQUE,
             created_at TIMESTAMP NOT NULL,
@@ -46,7 +46,7 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
     )),
     (2, "API keys", (
         """CREATE TABLE api_key (
-            id VARCHAR(255) PRIMARY KEY,
+            id VARCHAR(255) NOT NULL PRIMARY KEY,
             workspace_id VARCHAR(255) NOT NULL REFERENCES workspace (id) ON DELETE CASCADE,
             user_id VARCHAR(255) NOT NULL REFERENCES "user" (id) ON DELETE CASCADE,
             name TEXT NOT NULL,

@@ -1,0 +1,172 @@
+"""Every kind of response, the framework's own errors included, comes in the envelope with a request id."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+API = "/api/v2/api-keys"
+
+
+def assert_error(response, status: int, *words: str):
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert body["success"] is False and set(body) == {"success", "data"}
+    assert isinstance(body["data"]["message"], str) and body["data"]["message"]
+    assert "result" in body["data"]
+    for word in words:
+        assert word in body["data"]["message"], body["data"]["message"]
+    assert response.headers["x-request-id"]
+    return body["data"]["message"]
+
+
+def test_success_envelope(platform):
+    owner = platform.workspace()
+    r = platform.client.get("/api/v2/permissions", headers=owner.headers)
+    body = r.json()
+    assert body["success"] is True and body["data"]["message"] and body["data"]["result"]["permissions"]
+    assert r.headers["x-request-id"]
+
+
+def test_400_body_names_field_and_rule(platform):
+    owner = platform.workspace()
+    r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, headers=owner.headers,
+                             json={"name": "k", "userId": owner.user_id, "rateLimit": {"requestsPerMinute": 0, "requestsPerDay": 1}})
+    assert_error(r, 400, "rateLimit.requestsPerMinute", "minimum")
+
+
+def test_400_query_names_parameter_and_rule(platform):
+    owner = platform.workspace()
+    r = platform.client.get(API, params={"workspaceId": owner.workspace_id, "limit": 500}, headers=owner.headers)
+    assert_error(r, 400, "limit", "maximum")
+
+
+def test_400_unknown_query_parameter(platform):
+    owner = platform.workspace()
+    r = platform.client.get(API, params={"workspaceId": owner.workspace_id, "limt": 5}, headers=owner.headers)
+    assert_error(r, 400, "limt")
+
+
+def test_400_malformed_json(platform):
+    owner = platform.workspace()
+    r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, content=b'{"name": ',
+                             headers={**owner.headers, "content-type": "application/json"})
+    assert_error(r, 400, "JSON")
+
+
+def test_400_body_not_an_object(platform):
+    owner = platform.workspace()
+    r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, headers=owner.headers, json=["name"])
+    assert_error(r, 400, "object")
+
+
+def test_401(platform):
+    assert_error(platform.client.get("/api/v2/permissions"), 401, "Bearer")
+
+
+def test_403(platform):
+    owner = platform.workspace()
+    viewer = platform.member(owner, "viewer")
+    r = platform.client.delete(API, params={"workspaceId": owner.workspace_id, "ids": "x"}, headers=viewer.headers)
+    assert_error(r, 403, "api-keys:delete")
+
+
+def test_404_unknown_path(platform):
+    owner = platform.workspace()
+    assert_error(platform.client.get("/api/v2/no-such-thing", headers=owner.headers), 404, "/api/v2/no-such-thing")
+    assert_error(platform.client.get("/elsewhere"), 404)
+
+
+def test_405_wrong_method(platform):
+    owner = platform.workspace()
+    assert_error(platform.client.put(API, headers=owner.headers), 405, "PUT")
+
+
+def test_413_declared_length(platform):
+    owner = platform.workspace()
+    body = b'{"name": "' + b"x" * (1024 * 1024) + b'"}'
+    r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, content=body,
+                             headers={**owner.headers, "content-type": "application/json"})
+    assert_error(r, 413, "1048576")
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_body_bytes": 100}])
+def test_413_streamed_body_is_cut_while_reading(platform):
+    owner = platform.workspace()
+
+    def chunks():
+        yield b'{"name": "'
+        for _ in range(10):
+            yield b"x" * 50
+        yield b'"}'
+
+    r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, content=chunks(),
+                             headers={**owner.headers, "content-type": "application/json"})
+    assert "content-length" not in {k.lower() for k in r.request.headers}
+    assert_error(r, 413, "100 bytes")
+    # At the limit itself the body is read and validated.
+    exact = b'{"name": "' + b"x" * (100 - 26 - len(owner.user_id)) + b'", "userId": "' + owner.user_id.encode() + b'"}'
+    assert len(exact) == 100
+    r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, content=exact,
+                             headers={**owner.headers, "content-type": "application/json"})
+    assert r.status_code == 200, r.text
+
+
+def test_415(platform):
+    owner = platform.workspace()
+    r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, content=b"name=k",
+                             headers={**owner.headers, "content-type": "application/x-www-form-urlencoded"})
+    assert_error(r, 415, "application/json")
+
+
+@pytest.mark.parametrize("settings_overrides", [{"default_requests_per_minute": 1}])
+def test_429(platform):
+    owner = platform.workspace()
+    assert platform.client.get("/api/v2/permissions", headers=owner.headers).status_code == 200
+    r = platform.client.get("/api/v2/permissions", headers=owner.headers)
+    assert_error(r, 429, "Rate limit")
+    assert int(r.headers["retry-after"]) >= 1
+
+
+def test_500_hides_the_cause_and_logs_it_with_the_request_id(platform, monkeypatch, caplog):
+    import models.api_keys
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("SELECT secret FROM api_key -- vak_leaked")
+
+    monkeypatch.setattr(models.api_keys, "list_api_keys", broken)
+    owner = platform.workspace()
+    with caplog.at_level(logging.ERROR):
+        r = platform.client.get(API, params={"workspaceId": owner.workspace_id}, headers=owner.headers)
+    message = assert_error(r, 500)
+    rid = r.headers["x-request-id"]
+    assert rid in message
+    for leak in ("SELECT", "vak_leaked", "Traceback", "RuntimeError"):
+        assert leak not in r.text
+    logged = [rec for rec in caplog.records if rid in rec.getMessage()]
+    assert logged and logged[0].exc_info and "vak_leaked" in str(logged[0].exc_info[1])
+
+
+def test_request_id_is_taken_from_the_caller_when_safe(platform):
+    r = platform.client.get("/api/v2/permissions", headers={"X-Request-ID": "trace-abc.123"})
+    assert r.headers["x-request-id"] == "trace-abc.123"
+    r = platform.client.get("/api/v2/permissions", headers={"X-Request-ID": "bad id\twith spaces"})
+    assert r.headers["x-request-id"] != "bad id\twith spaces" and len(r.headers["x-request-id"]) == 32
+
+
+def test_access_log_line_never_holds_a_secret(platform, caplog):
+    owner = platform.workspace()
+    with caplog.at_level(logging.INFO, logger="api.access"):
+        platform.client.get(API, params={"workspaceId": owner.workspace_id, "token": owner.secret}, headers=owner.headers)
+    lines = [rec.getMessage() for rec in caplog.records if rec.name == "api.access"]
+    assert lines and all(owner.secret not in line for line in lines)
+    method, path, status, ms, rid = lines[-1].split(" ")
+    assert (method, path, status) == ("GET", API, "400") and ms.endswith("ms") and rid
+
+
+def test_spec_and_docs_are_served(platform):
+    spec = platform.client.get("/api/v2/openapi.json")
+    assert spec.status_code == 200 and spec.json()["info"]["version"] == "2.0.0"
+    ui = platform.client.get("/api/v2/ui/")
+    assert ui.status_code == 200 and "swagger" in ui.text.lower()

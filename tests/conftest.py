@@ -1,0 +1,206 @@
+"""Fixtures: a real app on a real database (SQLite always, PostgreSQL when TEST_DATABASE_URL is
+set), a real server process for the tests that need one, and factories for people and keys."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_URL = os.environ.get("TEST_DATABASE_URL")
+STRICT = os.environ.get("REQUIRE_ALL_TESTS") == "1"
+
+
+def skip_or_fail(reason: str):
+    """CI provides everything: there a missing prerequisite is a failure, not a skip."""
+    if STRICT:
+        pytest.fail(f"{reason} (REQUIRE_ALL_TESTS=1 turns this skip into a failure)")
+    pytest.skip(reason)
+
+
+# --- databases -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def postgres_server_url():
+    if not PG_URL:
+        skip_or_fail("PostgreSQL tests need TEST_DATABASE_URL=postgresql://user@host:port/db")
+    return PG_URL
+
+
+def _pg_admin(url: str):
+    import psycopg2
+    parts = urlparse(url)
+    conn = psycopg2.connect(dbname=parts.path.lstrip("/") or "postgres", user=parts.username,
+                            password=parts.password, host=parts.hostname, port=parts.port or 5432)
+    conn.autocommit = True
+    return conn
+
+
+@pytest.fixture(scope="session")
+def scratch_postgres(postgres_server_url):
+    """Makes scratch databases on the test server and drops them at the end of the run."""
+    made = []
+
+    def make() -> str:
+        name = f"scratch_{uuid.uuid4().hex[:12]}"
+        conn = _pg_admin(postgres_server_url)
+        with conn.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}"')
+        conn.close()
+        made.append(name)
+        return urlunparse(urlparse(postgres_server_url)._replace(path="/" + name))
+
+    yield make
+    conn = _pg_admin(postgres_server_url)
+    with conn.cursor() as cur:
+        for name in made:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    conn.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'service.sqlite3'}"
+    return request.getfixturevalue("scratch_postgres")()
+
+
+# --- the app ---------------------------------------------------------------------------------
+
+@dataclass
+class Actor:
+    """A user acting in a workspace with one credential."""
+    workspace_id: str
+    user_id: str
+    email: str
+    secret: str
+
+    @property
+    def headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.secret}"}
+
+
+class Platform:
+    """The app under test plus the operator actions a test needs to set a scene."""
+
+    def __init__(self, client: TestClient):
+        self.client = client
+
+    def workspace(self, name: str = "acme") -> Actor:
+        from models.identity import bootstrap_workspace, issue_access_token
+        from models.db import database
+        email = f"owner-{uuid.uuid4().hex[:8]}@example.com"
+        with database.connection_context():
+            workspace, user = bootstrap_workspace(workspace_name=name, email=email, display_name="Owner")
+            _, secret = issue_access_token(email=email)
+        return Actor(workspace.id, user.id, email, secret)
+
+    def member(self, owner: Actor, role: str) -> Actor:
+        from models.identity import add_member, issue_access_token
+        from models.db import database
+        email = f"{role}-{uuid.uuid4().hex[:8]}@example.com"
+        with database.connection_context():
+            user = add_member(workspace_id=owner.workspace_id, email=email, role=role)
+            _, secret = issue_access_token(email=email)
+        return Actor(owner.workspace_id, user.id, email, secret)
+
+    def create_key(self, actor: Actor, expect: int = 200, **body) -> dict:
+        body.setdefault("name", "test key")
+        body.setdefault("userId", actor.user_id)
+        response = self.client.post("/api/v2/api-keys", params={"workspaceId": actor.workspace_id},
+                                    headers=actor.headers, json=body)
+        assert response.status_code == expect, response.text
+        return response.json()["data"]["result"]
+
+    def key_actor(self, actor: Actor, **body) -> Actor:
+        result = self.create_key(actor, **body)
+        return Actor(actor.workspace_id, actor.user_id, actor.email, result["key"])
+
+
+def make_settings(database_url: str, tmp_path, **overrides):
+    from api.settings import Settings
+    return Settings(database_url=database_url, data_dir=str(tmp_path), **overrides)
+
+
+@pytest.fixture
+def settings_overrides():
+    return {}
+
+
+@pytest.fixture
+def platform(database_url, tmp_path, settings_overrides):
+    from api.app import create_app
+    app = create_app(make_settings(database_url, tmp_path, **settings_overrides))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield Platform(client)
+    from models.db import database
+    database.close()
+    if hasattr(database.obj, "close_all"):
+        database.close_all()
+
+
+# --- a real server process -------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LiveServer:
+    url: str
+    env: dict
+    process: subprocess.Popen
+
+    def admin(self, *args: str) -> dict:
+        import json
+        out = subprocess.run([sys.executable, "-m", "api.admin", *args], env=self.env, cwd=ROOT,
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+
+def start_server(tmp_path, **env_overrides) -> LiveServer:
+    port = free_port()
+    env = {**os.environ, "HOST": "127.0.0.1", "API_PORT": str(port), "DATA_DIR": str(tmp_path / "data"),
+           "LOG_LEVEL": "WARNING", **{k: str(v) for k, v in env_overrides.items()}}
+    log = open(tmp_path / f"server-{port}.log", "w")
+    process = subprocess.Popen([sys.executable, "-m", "api.serve"], env=env, cwd=ROOT, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited: {(tmp_path / f'server-{port}.log').read_text()}")
+        try:
+            httpx.get(url + "/api/v2/openapi.json", timeout=1)
+            return LiveServer(url, env, process)
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("server did not start within 60 s")
+
+
+def stop_server(server: LiveServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """The management API as users run it (scripts/serve's entry point), rate limits off, on SQLite."""
+    server = start_server(tmp_path, RATE_LIMITS_ENABLED="false")
+    yield server
+    stop_server(server)

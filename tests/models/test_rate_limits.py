@@ -1,0 +1,94 @@
+"""Rate limit counters: windows, refusals that do not count, and exactness across processes."""
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+from models.db import database, open_database
+from models.migrations import migrate
+from models.rate_limits import Limit, RateLimitCounter, consume
+
+
+@pytest.fixture
+def db(database_url, tmp_path):
+    open_database(database_url, tmp_path)
+    with database.connection_context():
+        migrate()
+        yield database_url
+
+
+T0 = 1_800_000_000.0  # a minute boundary: T0 % 60 == 0 (and a day starts at T0 - 57600)
+
+
+def test_minute_limit_admits_exactly_the_limit_then_resets(db):
+    limit = Limit(per_minute=3, per_day=100)
+    decisions = [consume("k", limit, now=T0 + i) for i in range(4)]
+    assert [d.allowed for d in decisions] == [True, True, True, False]
+    assert [d.remaining for d in decisions] == [2, 1, 0, 0]
+    assert decisions[-1].reset_s == 57 and decisions[-1].limit == 3
+    assert consume("k", limit, now=T0 + 60).allowed
+
+
+def test_day_limit_holds_across_minutes(db):
+    limit = Limit(per_minute=10, per_day=2)
+    assert consume("k", limit, now=T0).allowed and consume("k", limit, now=T0 + 61).allowed
+    refused = consume("k", limit, now=T0 + 122)
+    assert not refused.allowed and refused.limit == 2
+    day_start = T0 // 86_400 * 86_400
+    assert refused.reset_s == int(day_start + 86_400 - (T0 + 122))
+
+
+def test_a_request_refused_by_the_day_does_not_use_up_the_minute(db):
+    limit = Limit(per_minute=2, per_day=3)
+    assert all(consume("k", limit, now=T0 + i).allowed for i in range(2))
+    assert consume("k", limit, now=T0 + 60).allowed
+    assert not consume("k", limit, now=T0 + 61).allowed
+    minute = RateLimitCounter.get(credential_id="k", window_kind="m", window_start=int((T0 + 60) // 60))
+    assert minute.hits == 1
+
+
+def test_headers_report_the_window_closest_to_exhaustion(db):
+    decision = consume("k", Limit(per_minute=100, per_day=5), now=T0)
+    assert (decision.limit, decision.remaining) == (5, 4)
+
+
+def test_old_windows_are_forgotten(db):
+    limit = Limit(per_minute=5, per_day=1000)
+    for minute in range(5):
+        consume("k", limit, now=T0 + 60 * minute)
+    kinds = sorted(c.window_kind for c in RateLimitCounter.select().where(RateLimitCounter.credential_id == "k"))
+    assert kinds == ["d", "m"]
+
+
+def test_credentials_are_counted_apart(db):
+    limit = Limit(per_minute=1, per_day=10)
+    assert consume("a", limit, now=T0).allowed and consume("b", limit, now=T0).allowed
+    assert not consume("a", limit, now=T0).allowed
+
+
+def _hammer(url: str, data_dir: str, attempts: int, limit: Limit, start, results) -> None:
+    open_database(url, data_dir, pool_size=2)
+    start.wait()
+    admitted = 0
+    with database.connection_context():
+        for _ in range(attempts):
+            admitted += consume("shared", limit, now=T0 + 1).allowed
+    results.put(admitted)
+
+
+@pytest.mark.parametrize("processes", [4])
+def test_no_over_admission_across_processes(db, tmp_path, processes):
+    """Several processes race on one credential: exactly the limit is admitted."""
+    ctx = multiprocessing.get_context("spawn")
+    limit = Limit(per_minute=37, per_day=1000)
+    start, results = ctx.Event(), ctx.Queue()
+    workers = [ctx.Process(target=_hammer, args=(db, str(tmp_path), 25, limit, start, results)) for _ in range(processes)]
+    for w in workers:
+        w.start()
+    start.set()
+    admitted = [results.get(timeout=120) for _ in workers]
+    for w in workers:
+        w.join(timeout=30)
+    assert sum(admitted) == 37, admitted
+    assert RateLimitCounter.get(credential_id="shared", window_kind="m").hits == 37
