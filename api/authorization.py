@@ -57,7 +57,10 @@ class AuthorizationOperation:
     def _workspace(self, scope: Scope) -> str | None:
         if not self.takes_workspace:
             return None
-        values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("workspaceId")
+        values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("workspaceId", [])
+        # The handler must act in the very workspace checked here, so there must be only one.
+        if len(values) > 1:
+            raise InvalidInput("workspaceId must be given once.")
         return values[0] if values else None
 
 

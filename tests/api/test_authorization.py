@@ -132,3 +132,11 @@ def test_a_token_in_several_workspaces_acts_in_the_one_named(platform):
     r = platform.client.post("/api/v2/api-keys", params=params, headers=first.headers,
                              json={"name": "k", "userId": first.user_id})
     assert r.status_code == 403 and "api-keys:write" in r.json()["data"]["message"]
+
+
+def test_workspace_id_given_twice_is_refused(platform):
+    owner = platform.workspace()
+    other = platform.workspace("other")
+    r = platform.client.get(f"/api/v2/api-keys?workspaceId={owner.workspace_id}&workspaceId={other.workspace_id}",
+                            headers=owner.headers)
+    assert r.status_code == 400 and "workspaceId" in r.json()["data"]["message"]
