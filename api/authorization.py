@@ -12,10 +12,9 @@ from connexion.operations import AbstractOperation
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from models.credentials import Principal, authenticate
-from models.db import database
-from models.errors import Forbidden, InvalidInput, RateLimited, Unauthenticated
-from models.rate_limits import Decision, Limit, consume
+from models.access import admit, bearer_secret
+from models.credentials import Principal
+from models.errors import Forbidden, InvalidInput
 
 from .request_context import add_response_headers
 from .settings import Settings
@@ -30,9 +29,7 @@ class AuthorizationOperation:
         self.permission: str | None = operation._operation.get("x-permission")
         self.takes_workspace = any(p.get("in") == "query" and p.get("name") == "workspaceId"
                                    for p in operation.parameters)
-        self.enforce_limits = settings.rate_limits_enabled
-        default = Limit(settings.default_requests_per_minute, settings.default_requests_per_day)
-        self.default_limit = default if default.per_minute > 0 and default.per_day > 0 else None
+        self.policy = settings.rate_limit_policy()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.secured:
@@ -42,11 +39,9 @@ class AuthorizationOperation:
         await self.next_app(scope, receive, send)
 
     def _authorize(self, secret: str, workspace_id: str | None) -> Principal:
-        with database.connection_context():
-            principal = authenticate(secret, workspace_id=workspace_id)
-            limit = principal.rate_limit or self.default_limit
-            if self.enforce_limits and limit is not None:
-                _apply(consume(principal.credential_id, limit))
+        principal, decision = admit(secret, policy=self.policy, workspace_id=workspace_id)
+        if decision is not None:
+            add_response_headers(decision.headers())
         if self.permission is not None:
             if principal.workspace_id is None:
                 raise InvalidInput("workspaceId is required: name the workspace this request acts in.")
@@ -66,25 +61,7 @@ class AuthorizationOperation:
 
 def _bearer(scope: Scope) -> str:
     header = dict(scope.get("headers") or ()).get(b"authorization")
-    if not header:
-        raise Unauthenticated("Authorization: Bearer <access token or API key> is required.")
-    scheme, _, secret = header.decode("latin-1").partition(" ")
-    if scheme.lower() != "bearer" or not secret.strip():
-        raise Unauthenticated("The Authorization header must be 'Bearer <access token or API key>'.")
-    return secret.strip()
-
-
-def _apply(decision: Decision) -> None:
-    add_response_headers({
-        "RateLimit-Limit": str(decision.limit),
-        "RateLimit-Remaining": str(decision.remaining),
-        "RateLimit-Reset": str(decision.reset_s),
-    })
-    if not decision.allowed:
-        raise RateLimited(
-            f"Rate limit of {decision.limit} requests exceeded; retry in {decision.reset_s} s.",
-            headers={"Retry-After": str(decision.reset_s)},
-        )
+    return bearer_secret(header.decode("latin-1") if header else None)
 
 
 class AuthorizationAPI(RoutedAPI[AuthorizationOperation]):

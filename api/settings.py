@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from models.rate_limits import Limit, Policy
+
 
 def _bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
@@ -36,6 +38,11 @@ class Settings:
     default_requests_per_day: int = 100_000
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"
+
+    def rate_limit_policy(self) -> Policy:
+        default = Limit(self.default_requests_per_minute, self.default_requests_per_day)
+        return Policy(enabled=self.rate_limits_enabled,
+                      default=default if default.per_minute > 0 and default.per_day > 0 else None)
 
     @classmethod
     def from_env(cls) -> "Settings":

@@ -22,11 +22,29 @@ class Limit:
 
 
 @dataclass(frozen=True)
+class Policy:
+    """Which limit a credential gets: its own, else the platform default; none when switched off."""
+    enabled: bool = True
+    default: Limit | None = None
+
+    def limit_for(self, own: Limit | None) -> Limit | None:
+        return (own or self.default) if self.enabled else None
+
+
+@dataclass(frozen=True)
 class Decision:
     allowed: bool
     limit: int
     remaining: int
     reset_s: int  # seconds until the window that decided this resets
+
+    def headers(self) -> dict[str, str]:
+        """The response headers that report this decision, on any response of either server."""
+        headers = {"RateLimit-Limit": str(self.limit), "RateLimit-Remaining": str(self.remaining),
+                   "RateLimit-Reset": str(self.reset_s)}
+        if not self.allowed:
+            headers["Retry-After"] = str(self.reset_s)
+        return headers
 
 
 class RateLimitCounter(BaseModel):
