@@ -9,11 +9,14 @@ import re
 from importlib import import_module
 from pathlib import Path
 
+import yaml
 from connexion import AsyncApp, context
+from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import ProblemException
 from connexion.middleware import ConnexionMiddleware
 from connexion.middleware.security import SecurityMiddleware
 from connexion.resolver import Resolution, Resolver
+from connexion.validators import VALIDATOR_MAP
 from starlette.exceptions import HTTPException
 
 from models.db import database, open_database
@@ -75,9 +78,12 @@ def create_app(settings: Settings | None = None, *, migrate_schema: bool = True)
             migrate()
     app = AsyncApp(__name__, specification_dir=str(SPEC_DIR), middlewares=_middlewares(settings))
     app.add_api(SPEC_FILE, base_path=BASE_PATH, resolver=HandlerResolver(), strict_validation=True,
-                validator_map={"parameter": envelope.NamedParameterValidator})
+                validator_map={"parameter": envelope.NamedParameterValidator,
+                               "body": MediaTypeDict({**VALIDATOR_MAP["body"], "*/*json": envelope.JSONBodyValidator})})
     app.add_error_handler(DomainError, envelope.domain_error)
     app.add_error_handler(ProblemException, envelope.problem)
-    app.add_error_handler(HTTPException, envelope.http_exception)
+    paths = yaml.safe_load((SPEC_DIR / SPEC_FILE).read_text())["paths"]
+    app.add_error_handler(HTTPException, functools.partial(
+        envelope.http_exception, allowed_methods=envelope.methods_by_path(paths, BASE_PATH)))
     app.add_error_handler(Exception, envelope.unexpected)
     return RequestContextMiddleware(app)

@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 
-from connexion.exceptions import ProblemException
-from connexion.validators import ParameterValidator
+from connexion.exceptions import BadRequestProblem, ProblemException, UnsupportedMediaTypeProblem
+from connexion.validators import JSONRequestBodyValidator, ParameterValidator
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import compile_path
 
 from models.errors import DomainError
 
@@ -49,9 +51,35 @@ def problem(request: ConnexionRequest, exc: ProblemException) -> ConnexionRespon
     return error_response(exc.status, _problem_message(request, exc.status, exc.detail), exc.headers)
 
 
-def http_exception(request: ConnexionRequest, exc: HTTPException) -> ConnexionResponse:
+def http_exception(request: ConnexionRequest, exc: HTTPException,
+                   allowed_methods: Callable[[str], list[str]] | None = None) -> ConnexionResponse:
     detail = exc.detail if isinstance(exc.detail, str) else None
-    return error_response(exc.status_code, _problem_message(request, exc.status_code, detail), exc.headers)
+    headers = exc.headers
+    if exc.status_code == 405 and allowed_methods and (methods := allowed_methods(request.url.path)):
+        headers = {**(headers or {}), "Allow": ", ".join(methods)}
+    return error_response(exc.status_code, _problem_message(request, exc.status_code, detail), headers)
+
+
+_HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
+def methods_by_path(paths: dict, base_path: str) -> Callable[[str], list[str]]:
+    """The methods the contract defines on the path a request URL matches, for the Allow header.
+
+    Connexion routes each operation separately, so Starlette's own 405 lists only the methods of
+    the first route whose path matched.
+    """
+    table = []
+    for template, item in paths.items():
+        methods = {method.upper() for method in item if method in _HTTP_METHODS}
+        if "GET" in methods:
+            methods.add("HEAD")  # Starlette answers HEAD on every GET route
+        table.append((compile_path(base_path + template)[0], sorted(methods)))
+
+    def lookup(path: str) -> list[str]:
+        return next((methods for regex, methods in table if regex.match(path)), [])
+
+    return lookup
 
 
 def unexpected(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
@@ -85,11 +113,31 @@ class NamedParameterValidator(ParameterValidator):
         return f"Invalid value for {parameter_type} parameter {param['name']}: {error.splitlines()[0]}"
 
 
+class JSONBodyValidator(JSONRequestBodyValidator):
+    """Connexion's JSON body validator, refusing a body its charset cannot decode instead of failing."""
+
+    async def _parse(self, stream, scope):
+        raw = b"".join([chunk async for chunk in stream])
+        try:
+            body = raw.decode(self._encoding)
+        except LookupError:
+            raise UnsupportedMediaTypeProblem(detail=f"the charset {self._encoding!r} is not supported.") from None
+        except UnicodeDecodeError as exc:
+            raise BadRequestProblem(
+                detail=f"The request body is not valid {self._encoding}: {exc.reason} at byte {exc.start}.") from None
+        if not body:
+            return None
+        try:
+            return json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise BadRequestProblem(detail=str(exc)) from None
+
+
 _ENUM = re.compile(r" is not one of \[.*\]", re.S)
 
 
 def _validation_message(detail: str) -> str:
-    if detail.startswith(("Invalid value for", "Missing", "Wrong type", "Extra ")):
+    if detail.startswith(("Invalid value for", "Missing", "Wrong type", "Extra ", "The request body")):
         return detail if detail.endswith(".") else detail + "."
     if re.search(r"line \d+ column \d+ \(char \d+\)$", detail):
         return f"The request body is not valid JSON: {detail}."

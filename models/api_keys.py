@@ -139,7 +139,10 @@ def _expiry(expires_at: str | None, now: datetime) -> datetime:
         raise InvalidInput("expiresAt must be an ISO 8601 date-time, such as 2030-01-31T12:00:00Z.") from None
     if parsed.tzinfo is None:
         raise InvalidInput("expiresAt must carry a time zone offset, such as Z or +02:00.")
-    expiry = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+    try:
+        expiry = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+    except OverflowError:  # year 1 or 9999 shifted past the calendar's ends
+        raise InvalidInput("expiresAt must be in the future and at most 365 days from now.") from None
     if expiry <= now:
         raise InvalidInput("expiresAt must be in the future.")
     if expiry > now + MAX_VALIDITY:

@@ -79,6 +79,14 @@ def _access_token_principal(secret: str, workspace_id: str | None, now: datetime
         membership = Membership.get_or_none(workspace=workspace_id, user=token.user_id)
         if membership is None:
             raise Forbidden("workspaceId is not a workspace the caller is a member of.")
+    else:
+        # Unnamed, the workspace is the user's only one; a user of none has nothing to act in.
+        memberships = list(Membership.select().where(Membership.user == token.user_id).limit(2))
+        if not memberships:
+            raise Unauthenticated("The user of this access token is not a member of any workspace.")
+        membership = memberships[0] if len(memberships) == 1 else None
+    if membership is not None:
+        workspace_id = membership.workspace_id
         permissions = role_permissions(membership.role)
     return Principal(
         credential_id=token.id, kind="access_token", user_id=token.user_id,

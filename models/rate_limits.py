@@ -72,8 +72,10 @@ def consume(credential_id: str, limit: Limit, *, now: float | None = None) -> De
                 txn.rollback()
                 return Decision(False, limits[kind], 0, _reset(now, length))
             hits[kind] = count
-        if hits["m"] == 1:
-            _forget_old_windows(credential_id, now)
+    if hits["m"] == 1:
+        # After the commit, never inside it: a request still counting in the previous minute holds
+        # that row and waits for the day row this transaction held, a lock cycle.
+        _forget_old_windows(credential_id, now)
     kind, length = min(_WINDOWS, key=lambda w: limits[w[0]] - hits[w[0]])
     return Decision(True, limits[kind], limits[kind] - hits[kind], _reset(now, length))
 

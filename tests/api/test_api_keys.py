@@ -132,7 +132,8 @@ def test_expiry_must_be_in_the_future_and_at_most_365_days_ahead(platform, offse
         assert abs((parse(result["apiKey"]["expiresAt"]) - expires_at).total_seconds()) < 0.01
 
 
-@pytest.mark.parametrize("value", ["tomorrow", "2030-01-01", "2030-01-01T00:00:00"])
+@pytest.mark.parametrize("value", ["tomorrow", "2030-01-01", "2030-01-01T00:00:00",
+                                   "0001-01-01T00:00:00+23:59", "9999-12-31T23:59:59-23:59"])
 def test_expiry_must_be_a_date_time_with_a_zone(platform, value):
     owner = platform.workspace()
     r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, headers=owner.headers,

@@ -92,3 +92,32 @@ def test_no_over_admission_across_processes(db, tmp_path, processes):
         w.join(timeout=30)
     assert sum(admitted) == 37, admitted
     assert RateLimitCounter.get(credential_id="shared", window_kind="m").hits == 37
+
+
+def _straddle(url: str, data_dir: str, offset: float, start, results) -> None:
+    open_database(url, data_dir, pool_size=2)
+    start.wait()
+    errors = 0
+    with database.connection_context():
+        for i in range(40):
+            # Half the processes count in the old minute while the others open the new one.
+            try:
+                consume("edge", Limit(per_minute=10_000, per_day=100_000), now=T0 + 60 * (i // 2) + offset)
+            except Exception as exc:  # a deadlock surfaces as an error of the driver
+                errors += 1
+                print(exc)
+    results.put(errors)
+
+
+def test_minute_turnover_under_concurrency_does_not_deadlock(db, tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    start, results = ctx.Event(), ctx.Queue()
+    workers = [ctx.Process(target=_straddle, args=(db, str(tmp_path), offset, start, results))
+               for offset in (-0.5, 0.0, 59.5, 0.5)]
+    for w in workers:
+        w.start()
+    start.set()
+    errors = [results.get(timeout=120) for _ in workers]
+    for w in workers:
+        w.join(timeout=30)
+    assert errors == [0, 0, 0, 0]
