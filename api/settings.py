@@ -38,6 +38,13 @@ class Settings:
     default_requests_per_day: int = 100_000
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"
+    # The speech server.
+    stt_enabled: bool = True
+    stt_model_path: str | None = None  # a ggml file used as svc-stt instead of the bundled tiny.en
+    stt_threads: int = 2  # whisper.cpp threads per engine worker
+    stt_workers: int = 1  # engine workers (loaded model contexts) running passes at once
+    stt_queue: int = 4  # uploads that may wait for a worker; past it: 503
+    stt_max_file_bytes: int = 15 * 1024 * 1024
 
     def rate_limit_policy(self) -> Policy:
         default = Limit(self.default_requests_per_minute, self.default_requests_per_day)
@@ -59,4 +66,10 @@ class Settings:
             default_requests_per_day=_int("DEFAULT_REQUESTS_PER_DAY", cls.default_requests_per_day),
             max_body_bytes=_int("MAX_BODY_BYTES", cls.max_body_bytes),
             log_level=os.environ.get("LOG_LEVEL", cls.log_level).upper(),
+            stt_enabled=_bool("STT_ENABLED", cls.stt_enabled),
+            stt_model_path=os.environ.get("STT_MODEL_PATH") or None,
+            stt_threads=_int("STT_THREADS", cls.stt_threads),
+            stt_workers=_int("STT_WORKERS", cls.stt_workers),
+            stt_queue=_int("STT_QUEUE", cls.stt_queue),
+            stt_max_file_bytes=_int("STT_MAX_FILE_BYTES", cls.stt_max_file_bytes),
         )

@@ -173,7 +173,7 @@ class LiveServer:
 def start_server(tmp_path, **env_overrides) -> LiveServer:
     port = free_port()
     env = {**os.environ, "HOST": "127.0.0.1", "API_PORT": str(port), "DATA_DIR": str(tmp_path / "data"),
-           "LOG_LEVEL": "WARNING", **{k: str(v) for k, v in env_overrides.items()}}
+           "LOG_LEVEL": "WARNING", "STT_ENABLED": "false", **{k: str(v) for k, v in env_overrides.items()}}
     log = open(tmp_path / f"server-{port}.log", "w")
     process = subprocess.Popen([sys.executable, "-m", "api.serve"], env=env, cwd=ROOT, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"

