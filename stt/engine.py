@@ -25,6 +25,9 @@ from .languages import NAMES, code_of
 class Word:
     word: str
     confidence: float  # mean probability of the word's tokens, in [0, 1]
+    # Seconds from the start of the audio; only with Options(token_timestamps=True), else None.
+    start: float | None = None
+    end: float | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class Options:
     max_tokens: int = 0
     single_segment: bool = False
     no_speech_thold: float = 0.6
+    token_timestamps: bool = False
 
 
 class Transcriber:
@@ -105,7 +109,7 @@ class Transcriber:
             started = time.perf_counter()
             model.transcribe(samples, **self._params(options))
             elapsed = time.perf_counter() - started
-            return self._read_result(model, samples.size / SAMPLE_RATE, elapsed, words)
+            return self._read_result(model, samples.size / SAMPLE_RATE, elapsed, words, options.token_timestamps)
 
     @contextmanager
     def _context(self):
@@ -124,11 +128,12 @@ class Transcriber:
             language=code or "auto", initial_prompt=o.prompt, temperature=float(o.temperature),
             temperature_inc=float(o.temperature_inc), audio_ctx=int(o.audio_ctx), max_tokens=int(o.max_tokens),
             single_segment=o.single_segment, no_speech_thold=float(o.no_speech_thold), translate=False,
-            no_context=True, suppress_blank=True, token_timestamps=False, print_progress=False,
+            no_context=True, suppress_blank=True, token_timestamps=o.token_timestamps, print_progress=False,
             print_realtime=False, print_timestamps=False, n_threads=self.n_threads,
         )
 
-    def _read_result(self, model: Model, duration: float, elapsed: float, want_words: bool) -> Transcript:
+    def _read_result(self, model: Model, duration: float, elapsed: float, want_words: bool,
+                     timed: bool) -> Transcript:
         ctx = model._ctx
         segments, words = [], []
         for i in range(pw.whisper_full_n_segments(ctx)):
@@ -138,17 +143,17 @@ class Transcriber:
             segments.append(Segment(pw.whisper_full_get_segment_t0(ctx, i) / 100,
                                     pw.whisper_full_get_segment_t1(ctx, i) / 100, text.strip(), no_speech))
             if want_words:
-                words.extend(self._words(ctx, i))
+                words.extend(self._words(ctx, i, timed))
         language = "english"
         if self.multilingual:
             language = NAMES.get(pw.whisper_lang_str(pw.whisper_full_lang_id(ctx)), "english")
         text = " ".join(s.text for s in segments if s.text).strip()
         return Transcript(text, language, duration, words, segments, elapsed)
 
-    def _words(self, ctx, segment: int) -> list[Word]:
+    def _words(self, ctx, segment: int, timed: bool) -> list[Word]:
         """Tokens to words: a token starting with a space starts a word; confidence is the mean
         probability of the word's tokens (as openai-whisper computes word probabilities)."""
-        words: list[tuple[bytearray, list[float]]] = []
+        words: list[list] = []  # [bytes, probabilities, start, end]
         for j in range(pw.whisper_full_n_tokens(ctx, segment)):
             data = pw.whisper_full_get_token_data(ctx, segment, j)
             if data.id >= self._eot:
@@ -156,14 +161,16 @@ class Transcriber:
             piece = pw.whisper_full_get_token_text(ctx, segment, j)
             piece = piece if isinstance(piece, bytes) else piece.encode("utf-8")
             if not words or piece.startswith(b" "):
-                words.append((bytearray(), []))
+                words.append([bytearray(), [], data.t0 / 100, data.t1 / 100])
             words[-1][0].extend(piece)
             words[-1][1].append(min(1.0, max(0.0, float(data.p))))
+            words[-1][3] = data.t1 / 100
         result = []
-        for raw, probs in words:
+        for raw, probs, start, end in words:
             # Bytes first, text after: a character may be split across tokens.
             text = raw.decode("utf-8", errors="replace").strip()
             confidence = float(np.mean(probs))
             if text:
-                result.append(Word(text, round(confidence if math.isfinite(confidence) else 0.0, 4)))
+                result.append(Word(text, round(confidence if math.isfinite(confidence) else 0.0, 4),
+                                   start if timed else None, end if timed else None))
         return result
