@@ -45,6 +45,8 @@ class Settings:
     stt_workers: int = 1  # engine workers (loaded model contexts) running passes at once
     stt_queue: int = 4  # uploads that may wait for a worker; past it: 503
     stt_max_file_bytes: int = 15 * 1024 * 1024
+    stt_max_streams: int = 2  # real-time sessions at once; past it a new one gets an error frame
+    cors_origins: str = "*"  # origins whose pages may call the speech server, comma-separated
 
     def rate_limit_policy(self) -> Policy:
         default = Limit(self.default_requests_per_minute, self.default_requests_per_day)
@@ -72,4 +74,6 @@ class Settings:
             stt_workers=_int("STT_WORKERS", cls.stt_workers),
             stt_queue=_int("STT_QUEUE", cls.stt_queue),
             stt_max_file_bytes=_int("STT_MAX_FILE_BYTES", cls.stt_max_file_bytes),
+            stt_max_streams=_int("STT_MAX_STREAMS", cls.stt_max_streams),
+            cors_origins=os.environ.get("CORS_ORIGINS", cls.cors_origins),
         )

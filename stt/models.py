@@ -61,6 +61,10 @@ class ModelSet:
     def ids(self) -> list[str]:
         return list(self.sources)
 
+    def get_loaded_default(self) -> Transcriber:
+        """The default model, which the server loads before it serves: never blocks."""
+        return self._loaded[DEFAULT_MODEL]
+
     def get(self, model_id: str) -> Transcriber:
         """Blocking (it may load a model): call from a worker thread."""
         with self._lock:

@@ -10,9 +10,9 @@ import asyncio
 import logging
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from pathlib import Path
 
+import aiohttp_cors
 from aiohttp import web
 
 from api.settings import Settings
@@ -25,7 +25,11 @@ from .audio import SUPPORTED_FORMATS, AudioError, decode, format_of
 from .errors import ApiError
 from .languages import code_of
 from .models import DEFAULT_MODEL, ModelSet, available_models
+from .state import STATE, State
+from .stream import stream
 from .subtitles import srt, vtt
+
+STATIC = Path(__file__).resolve().parent / "static"
 
 log = logging.getLogger("stt")
 access_log = logging.getLogger("stt.access")
@@ -35,42 +39,6 @@ _TEXT_FIELDS = {"model", "response_format", "temperature", "language", "prompt"}
 _MAX_FIELD_BYTES = 16 * 1024
 # Room for the multipart framing and the text fields around a file of the maximum size.
 _FORM_OVERHEAD = 64 * 1024
-
-SETTINGS = web.AppKey("settings", Settings)
-STATE = web.AppKey("state", object)
-
-
-@dataclass
-class Metrics:
-    requests: dict
-    audio_seconds: float = 0.0
-    inference_seconds: float = 0.0
-    queue_depth: int = 0
-    busy: int = 0
-
-    def render(self) -> str:
-        lines = ["# TYPE stt_requests_total counter"]
-        lines += [f'stt_requests_total{{status="{s}"}} {n}' for s, n in sorted(self.requests.items())]
-        lines += ["# TYPE stt_audio_seconds_total counter", f"stt_audio_seconds_total {self.audio_seconds:.3f}",
-                  "# TYPE stt_inference_seconds_total counter", f"stt_inference_seconds_total {self.inference_seconds:.3f}",
-                  "# TYPE stt_queue_depth gauge", f"stt_queue_depth {self.queue_depth}",
-                  "# TYPE stt_busy_workers gauge", f"stt_busy_workers {self.busy}"]
-        return "\n".join(lines) + "\n"
-
-
-class State:
-    """What the handlers share: the models, the engine pool and its admission counter, metrics."""
-
-    def __init__(self, settings: Settings, models: ModelSet):
-        self.settings = settings
-        self.models = models
-        self.policy = settings.rate_limit_policy()
-        self.engine = ThreadPoolExecutor(max_workers=settings.stt_workers, thread_name_prefix="stt-engine")
-        self.capacity = settings.stt_workers + settings.stt_queue
-        self.admitted = 0  # jobs running or waiting in the engine pool; only touched on the loop
-        self.metrics = Metrics(requests={})
-        self.ready = False
-
 
 # --- middleware ----------------------------------------------------------------------------------
 
@@ -123,6 +91,20 @@ async def transcriptions(request: web.Request) -> web.StreamResponse:
     return _render(result, job["response_format"], rate_headers)
 
 
+async def demo_page(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "demo.html", headers={"Content-Type": "text/html; charset=utf-8"})
+
+
+def _allow_cross_origin(app: web.Application, origins: str) -> None:
+    """Lets pages served elsewhere call the HTTP endpoints (WebSockets are not subject to CORS)."""
+    options = aiohttp_cors.ResourceOptions(allow_credentials=False, expose_headers="*", allow_headers="*",
+                                           allow_methods=["GET", "POST"])
+    cors = aiohttp_cors.setup(app, defaults={origin.strip(): options for origin in origins.split(",") if origin.strip()})
+    for route in list(app.router.routes()):
+        if route.resource is not None and route.resource.canonical != "/v1/audio/stream":
+            cors.add(route)
+
+
 async def health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
@@ -135,7 +117,7 @@ async def ready(request: web.Request) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
-    return web.Response(text=request.app[STATE].metrics.render(), content_type="text/plain")
+    return web.Response(text=request.app[STATE].metrics.render(request.app[STATE].streams), content_type="text/plain")
 
 
 async def list_models(request: web.Request) -> web.Response:
@@ -270,12 +252,15 @@ def create_app(settings: Settings | None = None, models: ModelSet | None = None)
     state = State(settings, models)
     app = web.Application(middlewares=[request_context], client_max_size=settings.stt_max_file_bytes + _FORM_OVERHEAD)
     app[STATE] = state
-    app[SETTINGS] = settings
     app.router.add_post("/v1/audio/transcriptions", transcriptions)
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/health", health)
     app.router.add_get("/ready", ready)
     app.router.add_get("/metrics", metrics)
+    app.router.add_get("/v1/audio/stream", stream)
+    app.router.add_get("/demo", demo_page)
+    app.router.add_get("/", demo_page)
+    _allow_cross_origin(app, settings.cors_origins)
 
     async def load_default_model(app: web.Application) -> None:
         await asyncio.get_running_loop().run_in_executor(None, models.get, DEFAULT_MODEL)

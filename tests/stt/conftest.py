@@ -11,14 +11,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from stt.scoring import wer, words  # noqa: F401 (the speech tests import them from here)
 from tests.conftest import ROOT, free_port
 
 FIXTURES = ROOT / "tests" / "fixtures"
 JFK = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
-
-
-def words(text: str) -> list[str]:
-    return "".join(c.lower() if c.isalnum() or c.isspace() else " " for c in text).split()
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,219 @@
+"""WebSocket /v1/audio/stream: the protocol, its state table, and the LocalAgreement invariants,
+against the real server and engine."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiohttp
+import numpy as np
+import pytest
+
+from tests.stt.conftest import FIXTURES, JFK, start_stt, stop_stt, wer, words
+
+# A live stream's passes fall wherever the clock puts them, so the model may mishear a word that a
+# file transcription gets ("asked not"): two words of the 22 at most.
+MAX_WER = 0.1
+
+PATH = "/v1/audio/stream"
+
+
+def pcm16(samples: np.ndarray) -> bytes:
+    return (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
+
+
+def jfk_at(rate: int) -> bytes:
+    import soxr
+    from stt.audio import decode
+    samples = decode(FIXTURES / "jfk.wav")
+    return pcm16(samples if rate == 16000 else soxr.resample(samples, 16000, rate))
+
+
+async def session(url: str, token: str, audio: bytes, *, rate: int = 16000, chunk_s: float = 0.1,
+                  speed: float = 1.0, chunk_bytes: int | None = None, config: bool = True) -> dict:
+    """Streams ``audio`` and collects every frame; returns the frames by kind, with arrival times."""
+    frames: dict = {"partial": [], "final": [], "result": [], "error": [], "close": None}
+    step = chunk_bytes or int(rate * chunk_s) * 2
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(f"{url.replace('http', 'ws')}{PATH}?token={token}") as ws:
+            async def receive():
+                async for message in ws:
+                    frame = message.json()
+                    frames[frame["type"]].append((time.monotonic(), frame))
+                frames["close"] = ws.close_code
+
+            reader = asyncio.create_task(receive())
+            if config:
+                await ws.send_json({"type": "config", "sample_rate": rate})
+            started = time.monotonic()
+            for i, offset in enumerate(range(0, len(audio), step)):
+                await ws.send_bytes(audio[offset:offset + step])
+                # Real-time pacing against the clock, so slow sends do not accumulate.
+                delay = started + (i + 1) * (step / 2 / rate) / speed - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            await ws.send_json({"type": "eof"})
+            await asyncio.wait_for(reader, timeout=120)
+    return frames
+
+
+def texts(frames, kind):
+    return [f["text"] for _, f in frames[kind]]
+
+
+def check_invariants(frames) -> str:
+    assert len(frames["result"]) == 1 and frames["error"] == [], frames["error"]
+    result = frames["result"][0][1]
+    confirmed = " ".join(t for t in texts(frames, "final") if t)
+    assert result["text"].startswith(confirmed), (confirmed, result["text"])
+    assert [w["word"] for w in result["word_confidences"]] == result["text"].split()
+    assert all(0 <= w["confidence"] <= 1 for w in result["word_confidences"])
+    assert frames["close"] == 1000
+    return result["text"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, converted_model):
+    server = start_stt(tmp_path_factory.mktemp("stream"), converted_model, STT_MAX_STREAMS=3)
+    yield server
+    stop_stt(server)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# --- the LocalAgreement invariants on real speech ----------------------------------------------
+
+def test_real_time_stream_confirms_words_before_eof(server):
+    frames = run(session(server.url, server.token, jfk_at(16000)))
+    text = check_invariants(frames)
+    assert wer(words(JFK), words(text)) <= MAX_WER, text
+    assert frames["result"][0][1]["language"] == "english"
+    confirmed = words(" ".join(texts(frames, "final")))
+    assert len(confirmed) >= len(words(JFK)) // 2, confirmed
+    assert texts(frames, "partial"), "no partial frames"
+
+
+def test_a_pause_confirms_the_whole_utterance_before_eof(server):
+    # A speaker who stops talking sees every word become final without ending the stream.
+    pause = pcm16(np.zeros(16000 * 3, dtype=np.float32))
+    frames = run(session(server.url, server.token, jfk_at(16000) + pause))
+    text = check_invariants(frames)
+    assert " ".join(t for t in texts(frames, "final") if t) == text
+    assert wer(words(JFK), words(text)) <= MAX_WER, text
+
+
+def test_faster_than_real_time(server):
+    frames = run(session(server.url, server.token, jfk_at(16000), speed=4))
+    assert wer(words(JFK), words(check_invariants(frames))) <= MAX_WER
+
+
+@pytest.mark.parametrize("rate", [8000, 44100])
+def test_other_sample_rates_are_resampled(server, rate):
+    frames = run(session(server.url, server.token, jfk_at(rate), rate=rate, speed=2))
+    assert wer(words(JFK), words(check_invariants(frames))) <= MAX_WER
+
+
+def test_odd_byte_counts_are_reassembled(server):
+    frames = run(session(server.url, server.token, jfk_at(16000), chunk_bytes=3201, speed=3))
+    assert wer(words(JFK), words(check_invariants(frames))) <= MAX_WER
+
+
+def test_silence_gives_no_text_and_does_not_end_the_session(server):
+    silence = pcm16(np.zeros(16000 * 12, dtype=np.float32))
+    frames = run(session(server.url, server.token, silence, speed=3))
+    assert check_invariants(frames) == ""
+    assert [t for t in texts(frames, "final") if t] == []
+
+
+def test_two_concurrent_sessions(server):
+    async def both():
+        return await asyncio.gather(session(server.url, server.token, jfk_at(16000)),
+                                    session(server.url, server.token, jfk_at(44100), rate=44100))
+    for frames in run(both()):
+        assert wer(words(JFK), words(check_invariants(frames))) <= MAX_WER
+
+
+# --- the protocol and its state table ----------------------------------------------------------
+
+async def exchange(url: str, path_query: str, frames_to_send: list, *, headers=None) -> list:
+    """Sends the frames in order, then collects every frame the server sends until it closes."""
+    received = []
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(f"{url.replace('http', 'ws')}{path_query}", headers=headers) as ws:
+            for frame in frames_to_send:
+                await (ws.send_bytes(frame) if isinstance(frame, bytes) else ws.send_str(frame))
+            while True:
+                message = await ws.receive(timeout=60)
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    break
+                received.append(message.json())
+    return received
+
+
+@pytest.mark.parametrize("query, headers", [("", None), ("?token=vak_nope", None),
+                                            ("", {"Authorization": "Bearer vat_nope"})])
+def test_handshake_without_a_valid_key_is_refused_with_401(server, query, headers):
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        run(exchange(server.url, PATH + query, [], headers=headers))
+    assert refused.value.status == 401
+
+
+def test_bearer_header_is_accepted(server):
+    got = run(exchange(server.url, PATH, ['{"type": "config"}', '{"type": "eof"}'],
+                       headers={"Authorization": f"Bearer {server.token}"}))
+    assert got[-1]["type"] == "result" and got[-1]["text"] == ""
+
+
+@pytest.mark.parametrize("bad", ['not json', '[1, 2]', '{"no": "type"}', '{"type": "dance"}',
+                                 '{"type": "config", "sample_rate": 7999}', '{"type": "config", "sample_rate": 48001}',
+                                 '{"type": "config", "sample_rate": "16000"}', '{"type": "config", "sample_rate": true}'])
+def test_a_malformed_frame_gets_an_error_and_the_session_stays_usable(server, bad):
+    got = run(exchange(server.url, f"{PATH}?token={server.token}",
+                       [bad, '{"type": "config", "sample_rate": 8000}', pcm16(np.zeros(8000, np.float32)),
+                        '{"type": "eof"}']))
+    assert got[0]["type"] == "error" and got[0]["message"]
+    assert got[-1]["type"] == "result"
+
+
+@pytest.mark.parametrize("rate", [8000, 48000])
+def test_sample_rate_bounds_are_accepted(server, rate):
+    got = run(exchange(server.url, f"{PATH}?token={server.token}",
+                       [f'{{"type": "config", "sample_rate": {rate}}}', '{"type": "eof"}']))
+    assert [f["type"] for f in got] == ["result"]
+
+
+def test_audio_before_config_is_an_error(server):
+    got = run(exchange(server.url, f"{PATH}?token={server.token}",
+                       [pcm16(np.zeros(1600, np.float32)), '{"type": "config"}', '{"type": "eof"}']))
+    assert got[0]["type"] == "error" and "config" in got[0]["message"]
+    assert got[-1]["type"] == "result"
+
+
+def test_eof_before_config_and_a_second_config_are_errors(server):
+    got = run(exchange(server.url, f"{PATH}?token={server.token}",
+                       ['{"type": "eof"}', '{"type": "config"}', '{"type": "config"}', '{"type": "eof"}']))
+    assert [f["type"] for f in got] == ["error", "error", "result"]
+
+
+def test_a_session_beyond_capacity_is_refused_with_an_error_frame(tmp_path, converted_model):
+    full = start_stt(tmp_path, converted_model, STT_MAX_STREAMS=1)
+    try:
+        async def scenario():
+            async with aiohttp.ClientSession() as http:
+                url = f"{full.url.replace('http', 'ws')}{PATH}?token={full.token}"
+                async with http.ws_connect(url) as first:
+                    await first.send_json({"type": "config"})
+                    async with http.ws_connect(url) as second:
+                        refused = await second.receive_json(timeout=10)
+                        await second.receive(timeout=10)
+                        code = second.close_code
+                    await first.send_json({"type": "eof"})
+                    result = await first.receive_json(timeout=30)
+            return refused, code, result
+        refused, code, result = run(scenario())
+        assert refused["type"] == "error" and "retry" in refused["message"] and code == 1013
+        assert result["type"] == "result"
+    finally:
+        stop_stt(full)
