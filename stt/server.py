@@ -16,12 +16,12 @@ import aiohttp_cors
 from aiohttp import web
 
 from api.settings import Settings
-from models.access import admit, bearer_secret
 from models.db import database, open_database
 from models.errors import DomainError
 from models.migrations import migrate
 
 from .audio import SUPPORTED_FORMATS, AudioError, decode, format_of
+from .auth import authenticate
 from .errors import ApiError
 from .languages import code_of
 from .models import DEFAULT_MODEL, ModelSet, available_models
@@ -73,7 +73,7 @@ async def request_context(request: web.Request, handler):
 
 async def transcriptions(request: web.Request) -> web.StreamResponse:
     state: State = request.app[STATE]
-    rate_headers = await _authenticate(request, state)
+    rate_headers = await authenticate(request, state)
     if state.admitted >= state.capacity:
         raise ApiError(503, "The server is at capacity; retry shortly.", code="overloaded",
                        headers={"Retry-After": "2", **rate_headers})
@@ -121,19 +121,12 @@ async def metrics(request: web.Request) -> web.Response:
 
 
 async def list_models(request: web.Request) -> web.Response:
-    await _authenticate(request, request.app[STATE])
+    await authenticate(request, request.app[STATE])
     ids = request.app[STATE].models.ids
     return web.json_response({"object": "list", "data": [{"id": i, "object": "model", "owned_by": "system"} for i in ids]})
 
 
 # --- steps ---------------------------------------------------------------------------------------
-
-async def _authenticate(request: web.Request, state: State) -> dict[str, str]:
-    secret = bearer_secret(request.headers.get("Authorization"))
-    loop = asyncio.get_running_loop()
-    _, decision = await loop.run_in_executor(None, lambda: admit(secret, policy=state.policy))
-    return decision.headers() if decision else {}
-
 
 async def _read_form(request: web.Request, max_file: int) -> dict:
     if request.content_length is not None and request.content_length > max_file + _FORM_OVERHEAD:

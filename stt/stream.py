@@ -13,32 +13,22 @@ import logging
 
 from aiohttp import WSMsgType, web
 
-from models.access import admit, bearer_secret
-from models.errors import DomainError
-
-from .errors import ApiError
+from .auth import authenticate
 from .resample import MAX_RATE, MIN_RATE, PcmStream
 from .state import STATE
 from .streaming import StreamingTranscriber
 
 log = logging.getLogger("stt.stream")
 
-# Close code for "try again later" (RFC 6455 registry), used when the server is full.
+# Close codes of the RFC 6455 registry: the server is full; a pass failed.
 TRY_AGAIN_LATER = 1013
+INTERNAL_ERROR = 1011
 MAX_FRAME_BYTES = 1024 * 1024
 
 
 async def stream(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
-    # Browsers cannot set headers on a WebSocket handshake: the token may come in the query.
-    token = request.query.get("token")
-    secret = token if token else bearer_secret(request.headers.get("Authorization"))
-    loop = asyncio.get_running_loop()
-    try:
-        await loop.run_in_executor(None, lambda: admit(secret, policy=state.policy))
-    except DomainError as exc:
-        raise ApiError.from_domain(exc) from None  # refused at the handshake: 401 / 403 / 429
-
+    await authenticate(request, state, query_token=True)  # refused at the handshake: 401 / 403 / 429
     ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=MAX_FRAME_BYTES)
     await ws.prepare(request)
     if state.streams >= state.settings.stt_max_streams:
@@ -135,7 +125,14 @@ class Session:
             await asyncio.shield(self.running)
         self.policy.add_audio(self.pcm.flush())
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self.state.engine, self.policy.finish)
+        try:
+            result = await loop.run_in_executor(self.state.engine, self.policy.finish)
+        except Exception:
+            # The upgrade is done: an HTTP 500 can no longer be sent, so say it in the stream.
+            log.exception("the last pass of a stream failed")
+            await _error(self.ws, "The final transcription pass failed; the result is lost.")
+            await self.ws.close(code=INTERNAL_ERROR, message=b"transcription failed")
+            return
         await _send(self.ws, {"type": "result", "text": result.text, "language": result.language,
                               "word_confidences": result.word_confidences})
         await self.ws.close()

@@ -97,8 +97,8 @@ class Platform:
         self.client = client
 
     def workspace(self, name: str = "acme") -> Actor:
-        from models.identity import bootstrap_workspace, issue_access_token
         from models.db import database
+        from models.identity import bootstrap_workspace, issue_access_token
         email = f"owner-{uuid.uuid4().hex[:8]}@example.com"
         with database.connection_context():
             workspace, user = bootstrap_workspace(workspace_name=name, email=email, display_name="Owner")
@@ -106,8 +106,8 @@ class Platform:
         return Actor(workspace.id, user.id, email, secret)
 
     def member(self, owner: Actor, role: str) -> Actor:
-        from models.identity import add_member, issue_access_token
         from models.db import database
+        from models.identity import add_member, issue_access_token
         email = f"{role}-{uuid.uuid4().hex[:8]}@example.com"
         with database.connection_context():
             user = add_member(workspace_id=owner.workspace_id, email=email, role=role)
@@ -170,24 +170,32 @@ class LiveServer:
         return json.loads(out.stdout)
 
 
+def spawn(module: str, env: dict, log_path: Path, ready_url: str, timeout: float) -> subprocess.Popen:
+    """Starts ``python -m module`` and returns once ``ready_url`` answers 200; its output goes to
+    ``log_path``, which the error quotes if the process dies first."""
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", module], env=env, cwd=ROOT, stdout=log, stderr=log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{module} exited: {log_path.read_text()}")
+        try:
+            if httpx.get(ready_url, timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"{module} was not ready within {timeout:.0f} s")
+
+
 def start_server(tmp_path, **env_overrides) -> LiveServer:
     port = free_port()
     env = {**os.environ, "HOST": "127.0.0.1", "API_PORT": str(port), "DATA_DIR": str(tmp_path / "data"),
            "LOG_LEVEL": "WARNING", "STT_ENABLED": "false", **{k: str(v) for k, v in env_overrides.items()}}
-    log = open(tmp_path / f"server-{port}.log", "w")
-    process = subprocess.Popen([sys.executable, "-m", "api.serve"], env=env, cwd=ROOT, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited: {(tmp_path / f'server-{port}.log').read_text()}")
-        try:
-            httpx.get(url + "/api/v2/openapi.json", timeout=1)
-            return LiveServer(url, env, process)
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("server did not start within 60 s")
+    process = spawn("api.serve", env, tmp_path / f"server-{port}.log", url + "/api/v2/openapi.json", 60)
+    return LiveServer(url, env, process)
 
 
 def stop_server(server: LiveServer) -> None:
