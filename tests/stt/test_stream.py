@@ -3,6 +3,7 @@ against the real server and engine."""
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 
 import aiohttp
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.stt.conftest import FIXTURES, JFK, start_stt, stop_stt, wer, words
+from tests.stt.helpers import make_key
 
 # A live stream's passes fall wherever the clock puts them, so the model may mishear a word that a
 # file transcription gets ("asked not"): two words of the 22 at most.
@@ -30,9 +32,10 @@ def jfk_at(rate: int) -> bytes:
 
 
 async def session(url: str, token: str, audio: bytes, *, rate: int = 16000, chunk_s: float = 0.1,
-                  speed: float = 1.0, chunk_bytes: int | None = None, config: bool = True) -> dict:
-    """Streams ``audio`` and collects every frame; returns the frames by kind, with arrival times."""
-    frames: dict = {"partial": [], "final": [], "result": [], "error": [], "close": None}
+                  speed: float = 1.0, chunk_bytes: int | None = None, send_rate: bool = True) -> dict:
+    """Streams ``audio`` and collects every frame; returns the frames by kind, with arrival times,
+    and when eof was sent. ``send_rate=False`` leaves sample_rate out of the config (its default)."""
+    frames: dict = {"partial": [], "final": [], "result": [], "error": [], "close": None, "eof_at": None}
     step = chunk_bytes or int(rate * chunk_s) * 2
     async with aiohttp.ClientSession() as http:
         async with http.ws_connect(f"{url.replace('http', 'ws')}{PATH}?token={token}") as ws:
@@ -43,8 +46,7 @@ async def session(url: str, token: str, audio: bytes, *, rate: int = 16000, chun
                 frames["close"] = ws.close_code
 
             reader = asyncio.create_task(receive())
-            if config:
-                await ws.send_json({"type": "config", "sample_rate": rate})
+            await ws.send_json({"type": "config", "sample_rate": rate} if send_rate else {"type": "config"})
             started = time.monotonic()
             for i, offset in enumerate(range(0, len(audio), step)):
                 await ws.send_bytes(audio[offset:offset + step])
@@ -52,6 +54,7 @@ async def session(url: str, token: str, audio: bytes, *, rate: int = 16000, chun
                 delay = started + (i + 1) * (step / 2 / rate) / speed - time.monotonic()
                 if delay > 0:
                     await asyncio.sleep(delay)
+            frames["eof_at"] = time.monotonic()
             await ws.send_json({"type": "eof"})
             await asyncio.wait_for(reader, timeout=120)
     return frames
@@ -67,6 +70,8 @@ def check_invariants(frames) -> str:
     confirmed = " ".join(t for t in texts(frames, "final") if t)
     assert result["text"].startswith(confirmed), (confirmed, result["text"])
     assert [w["word"] for w in result["word_confidences"]] == result["text"].split()
+    assert all(set(w) == {"word", "confidence"} for w in result["word_confidences"])
+    assert set(result) == {"type", "text", "word_confidences", "language"}
     assert all(0 <= w["confidence"] <= 1 for w in result["word_confidences"])
     assert frames["close"] == 1000
     return result["text"]
@@ -90,9 +95,14 @@ def test_real_time_stream_confirms_words_before_eof(server):
     text = check_invariants(frames)
     assert wer(words(JFK), words(text)) <= MAX_WER, text
     assert frames["result"][0][1]["language"] == "english"
-    confirmed = words(" ".join(texts(frames, "final")))
-    assert len(confirmed) >= len(words(JFK)) // 2, confirmed
-    assert texts(frames, "partial"), "no partial frames"
+    # Words are confirmed while the audio still flows, not held back until eof.
+    before_eof = words(" ".join(f["text"] for at, f in frames["final"] if at < frames["eof_at"]))
+    assert len(before_eof) >= len(words(JFK)) // 2, before_eof
+    assert any(texts(frames, "partial")), "no partial frame with text"
+    # A pass, and so a partial frame, about every 500 ms of audio.
+    arrivals = [at for at, _ in frames["partial"]]
+    period = statistics.median(b - a for a, b in zip(arrivals, arrivals[1:]))
+    assert 0.35 <= period <= 1.5, period
 
 
 def test_a_pause_confirms_the_whole_utterance_before_eof(server):
@@ -100,12 +110,13 @@ def test_a_pause_confirms_the_whole_utterance_before_eof(server):
     pause = pcm16(np.zeros(16000 * 3, dtype=np.float32))
     frames = run(session(server.url, server.token, jfk_at(16000) + pause))
     text = check_invariants(frames)
-    assert " ".join(t for t in texts(frames, "final") if t) == text
+    assert " ".join(f["text"] for at, f in frames["final"] if f["text"] and at < frames["eof_at"]) == text
     assert wer(words(JFK), words(text)) <= MAX_WER, text
 
 
-def test_faster_than_real_time(server):
-    frames = run(session(server.url, server.token, jfk_at(16000), speed=4))
+def test_faster_than_real_time_at_the_default_sample_rate(server):
+    # No sample_rate in the config: 16 kHz audio must be taken as it is.
+    frames = run(session(server.url, server.token, jfk_at(16000), speed=4, send_rate=False))
     assert wer(words(JFK), words(check_invariants(frames))) <= MAX_WER
 
 
@@ -160,6 +171,14 @@ def test_handshake_without_a_valid_key_is_refused_with_401(server, query, header
     assert refused.value.status == 401
 
 
+def test_an_api_key_opens_a_stream_in_the_query_or_the_header(server):
+    owner = server.admin("bootstrap", "--workspace", "keys", "--email", "keys@example.com")
+    key = make_key(server.env, owner)
+    for path, headers in ((f"{PATH}?token={key}", None), (PATH, {"Authorization": f"Bearer {key}"})):
+        got = run(exchange(server.url, path, ['{"type": "config"}', '{"type": "eof"}'], headers=headers))
+        assert [f["type"] for f in got] == ["result"]
+
+
 def test_bearer_header_is_accepted(server):
     got = run(exchange(server.url, PATH, ['{"type": "config"}', '{"type": "eof"}'],
                        headers={"Authorization": f"Bearer {server.token}"}))
@@ -173,8 +192,8 @@ def test_a_malformed_frame_gets_an_error_and_the_session_stays_usable(server, ba
     got = run(exchange(server.url, f"{PATH}?token={server.token}",
                        [bad, '{"type": "config", "sample_rate": 8000}', pcm16(np.zeros(8000, np.float32)),
                         '{"type": "eof"}']))
-    assert got[0]["type"] == "error" and got[0]["message"]
-    assert got[-1]["type"] == "result"
+    # One error: the bad frame did not configure the session, so the good config was taken.
+    assert [f["type"] for f in got if f["type"] != "partial"] == ["error", "result"] and got[0]["message"]
 
 
 @pytest.mark.parametrize("rate", [8000, 48000])

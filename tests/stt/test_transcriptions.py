@@ -205,9 +205,17 @@ def test_a_huge_declared_body_is_refused_before_reading(stt):
 def test_health_ready_metrics(stt):
     assert httpx.get(stt.url + "/health").json() == {"status": "ok"}
     assert httpx.get(stt.url + "/ready").json()["models"][0] == "svc-stt"
-    metrics = httpx.get(stt.url + "/metrics").text
-    for name in ("stt_requests_total", "stt_audio_seconds_total", "stt_inference_seconds_total", "stt_queue_depth"):
-        assert name in metrics
+    def sample(name: str) -> float:
+        lines = [line for line in httpx.get(stt.url + "/metrics").text.splitlines() if line.startswith(name + " ")]
+        return float(lines[0].split()[1]) if lines else 0.0
+
+    before = sample('stt_requests_total{status="200"}'), sample("stt_audio_seconds_total"), sample("stt_inference_seconds_total")
+    assert post(stt, files=jfk()).status_code == 200
+    after = sample('stt_requests_total{status="200"}'), sample("stt_audio_seconds_total"), sample("stt_inference_seconds_total")
+    # Every GET of /metrics counts as a 200 too: at least the transcription and one scrape.
+    assert after[0] >= before[0] + 2
+    assert after[1] - before[1] == pytest.approx(11.0, abs=0.1) and after[2] > before[2]
+    assert sample("stt_queue_depth") == 0
 
 
 def test_unknown_path_in_openai_shape(stt):
@@ -240,7 +248,8 @@ def test_the_multilingual_model_detects_the_language(stt):
     assert r.status_code == 200, r.text
     assert r.json()["language"] == "english" and words(r.json()["text"]) == words(JFK)
     r = post(stt, files=jfk("flac"), data={"model": "svc-stt-multilingual", "language": "en", "response_format": "verbose_json"})
-    assert r.json()["language"] == "english"
+    assert r.status_code == 200, r.text
+    assert r.json()["language"] == "english" and words(r.json()["text"]) == words(JFK)
 
 
 def test_an_unknown_language_is_400(stt):
