@@ -26,6 +26,7 @@ def pcm16(samples: np.ndarray) -> bytes:
 
 def jfk_at(rate: int) -> bytes:
     import soxr
+
     from stt.audio import decode
     samples = decode(FIXTURES / "jfk.wav")
     return pcm16(samples if rate == 16000 else soxr.resample(samples, 16000, rate))

@@ -10,8 +10,8 @@ import pytest
 
 from stt.audio import SAMPLE_RATE
 from stt.engine import Segment, Transcript, Word
-from stt.streaming import StreamingTranscriber, cut_repetition
 from stt.scoring import wer
+from stt.streaming import StreamingTranscriber, cut_repetition
 from tests.stt.conftest import FIXTURES, JFK, words
 
 SR = SAMPLE_RATE

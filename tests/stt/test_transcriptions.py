@@ -163,6 +163,7 @@ def test_unknown_model_lists_the_known_ones(stt):
 def wav_of_size(size: int) -> bytes:
     """A valid 48 kHz stereo PCM WAV file of exactly ``size`` bytes (speech, then silence)."""
     import numpy as np
+
     from stt.audio import decode
     speech = decode(FIXTURES / "jfk.wav")
     frames = (size - 44) // 4
