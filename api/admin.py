@@ -7,21 +7,20 @@ import logging
 import sys
 from datetime import timedelta
 
-from models.db import database, open_database
+from core.boot import boot
+from core.settings import Settings
+from models.db import session
 from models.errors import DomainError
 from models.identity import add_member, bootstrap_workspace, issue_access_token
-from models.migrations import migrate
-
-from .settings import Settings
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/admin", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    boot = commands.add_parser("bootstrap", help="create a workspace, its owner and an access token")
-    boot.add_argument("--workspace", required=True, help="workspace name")
-    boot.add_argument("--email", required=True, help="owner's email (created if new)")
-    boot.add_argument("--name", help="owner's display name")
+    bootstrap = commands.add_parser("bootstrap", help="create a workspace, its owner and an access token")
+    bootstrap.add_argument("--workspace", required=True, help="workspace name")
+    bootstrap.add_argument("--email", required=True, help="owner's email (created if new)")
+    bootstrap.add_argument("--name", help="owner's display name")
     token = commands.add_parser("token", help="issue a new access token for an existing user")
     token.add_argument("--email", required=True)
     token.add_argument("--days", type=int, default=30, help="validity in days (default 30; 0: never expires)")
@@ -31,12 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     member.add_argument("--role", default="member", help="owner, admin, member or viewer")
     args = parser.parse_args(argv)
 
-    settings = Settings.from_env()
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    open_database(settings.database_url, settings.data_dir, settings.db_pool_size)
+    # Only the JSON answer goes to stdout; warnings (nothing at INFO) to stderr.
+    boot(Settings.from_env(), log_level=logging.WARNING)
     try:
-        with database.connection_context():
-            migrate()
+        with session():
             output = _run(args)
     except DomainError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

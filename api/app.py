@@ -1,15 +1,17 @@
-"""Builds the management API: the OpenAPI contract, connexion's middleware with ours in it, the
-database binding, and the error mapping."""
+"""Builds the management API: the contract, connexion's middleware with ours in it, the error mapping.
+
+The path of a request: RequestContextMiddleware (request id, access log) → connexion's routing →
+BodyLimitMiddleware (413) → AuthorizationMiddleware (401, 403, 429: one thread hop, one session)
+→ connexion's validation (400) → the handler named by the operationId, in a worker thread with a
+session of its own (see models.db: on SQLite the thread's connection stays open, on PostgreSQL
+it comes from the pool).
+"""
 from __future__ import annotations
 
 import functools
 import inspect
-import logging
-import re
 from importlib import import_module
-from pathlib import Path
 
-import yaml
 from connexion import AsyncApp, context
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import ProblemException
@@ -19,39 +21,35 @@ from connexion.resolver import Resolution, Resolver
 from connexion.validators import VALIDATOR_MAP
 from starlette.exceptions import HTTPException
 
-from models.db import database, open_database
+from core.boot import boot
+from core.settings import Settings
+from models.db import session
 from models.errors import DomainError
-from models.migrations import migrate
 
-from . import envelope
+from . import contract, envelope
 from .authorization import PRINCIPAL, AuthorizationMiddleware
 from .body_limit import BodyLimitMiddleware
 from .request_context import RequestContextMiddleware
-from .settings import Settings
-
-SPEC_DIR = Path(__file__).resolve().parent.parent / "openapi"
-SPEC_FILE = "management.yaml"
-BASE_PATH = "/api/v2"
 
 
 class HandlerResolver(Resolver):
     """operationId ``createApiKey`` in ``x-openapi-router-controller: handlers.api_keys`` resolves to
-    ``handlers.api_keys.create_api_key``, run with a database connection of its own thread."""
+    ``handlers.api_keys.create_api_key``, run inside a database session of its worker thread."""
 
     def resolve(self, operation) -> Resolution:
         module = import_module(operation.router_controller)
-        handler = getattr(module, re.sub(r"(?<!^)(?=[A-Z])", "_", operation.operation_id).lower())
-        return Resolution(_with_connection(handler), operation.operation_id)
+        handler = getattr(module, contract.handler_name(operation.operation_id))
+        return Resolution(_in_session(handler), operation.operation_id)
 
 
-def _with_connection(handler):
+def _in_session(handler):
     wants_principal = PRINCIPAL in inspect.signature(handler).parameters
 
     @functools.wraps(handler)
     def call(*args, **kwargs):
         if wants_principal:
             kwargs[PRINCIPAL] = context.context[PRINCIPAL]
-        with database.connection_context():
+        with session():
             return handler(*args, **kwargs)
 
     return call
@@ -71,19 +69,16 @@ def _middlewares(settings: Settings) -> list:
 def create_app(settings: Settings | None = None, *, migrate_schema: bool = True):
     """The ASGI app; ``uvicorn api.app:create_app --factory`` serves it."""
     settings = settings or Settings.from_env()
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    open_database(settings.database_url, settings.data_dir, settings.db_pool_size)
-    if migrate_schema:
-        with database.connection_context():
-            migrate()
-    app = AsyncApp(__name__, specification_dir=str(SPEC_DIR), middlewares=_middlewares(settings))
-    app.add_api(SPEC_FILE, base_path=BASE_PATH, resolver=HandlerResolver(), strict_validation=True,
+    boot(settings, migrate_schema=migrate_schema)
+    app = AsyncApp(__name__, specification_dir=str(contract.SPEC_DIR), middlewares=_middlewares(settings),
+                   jsonifier=envelope.FastJsonifier())
+    app.add_api(contract.SPEC_FILE.name, base_path=contract.BASE_PATH, resolver=HandlerResolver(),
+                strict_validation=True,
                 validator_map={"parameter": envelope.NamedParameterValidator,
                                "body": MediaTypeDict({**VALIDATOR_MAP["body"], "*/*json": envelope.JSONBodyValidator})})
     app.add_error_handler(DomainError, envelope.domain_error)
     app.add_error_handler(ProblemException, envelope.problem)
-    paths = yaml.safe_load((SPEC_DIR / SPEC_FILE).read_text())["paths"]
     app.add_error_handler(HTTPException, functools.partial(
-        envelope.http_exception, allowed_methods=envelope.methods_by_path(paths, BASE_PATH)))
+        envelope.http_exception, allowed_methods=envelope.methods_by_path(contract.operations(), contract.BASE_PATH)))
     app.add_error_handler(Exception, envelope.unexpected)
     return RequestContextMiddleware(app)

@@ -3,17 +3,15 @@ response whatever produced it (rate-limit headers), and the one access-log line 
 from __future__ import annotations
 
 import logging
-import re
 import time
-import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-access_log = logging.getLogger("api.access")
+from core.request_log import log_access, request_id_from
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+access_log = logging.getLogger("api.access")
 
 
 @dataclass
@@ -47,7 +45,7 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         incoming = dict(scope.get("headers") or ()).get(b"x-request-id", b"").decode("latin-1")
-        state = _RequestState(incoming if _SAFE_ID.fullmatch(incoming) else uuid.uuid4().hex)
+        state = _RequestState(request_id_from(incoming))
         token = _state.set(state)
         started = time.perf_counter()
         status = 500
@@ -65,7 +63,5 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive, send_with_headers)
         finally:
-            # The path only: a query string may carry a secret (the speech server's ?token=).
-            access_log.info("%s %s %d %.1fms %s", scope["method"], scope["path"], status,
-                            (time.perf_counter() - started) * 1000, state.id)
+            log_access(access_log, scope["method"], scope["path"], status, started, time.perf_counter(), state.id)
             _state.reset(token)

@@ -10,19 +10,14 @@ import sys
 
 import uvicorn
 
-from models.db import database, open_database
-from models.migrations import migrate
-
-from .settings import Settings
+from core.boot import boot
+from core.settings import Settings
 
 
 def main() -> None:
     settings = Settings.from_env()
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Migrate once here, before the workers start; each worker then finds the schema current.
-    open_database(settings.database_url, settings.data_dir, settings.db_pool_size)
-    with database.connection_context():
-        migrate()
+    boot(settings)
     logging.getLogger("api.serve").info("management API on http://%s:%d/api/v2 (docs: /api/v2/ui/)",
                                         settings.host, settings.api_port)
     # uvicorn re-raises SIGTERM once it has shut down; as an exception it lets the finally below run.

@@ -1,9 +1,9 @@
-"""Admission of a request, shared by both servers: who is calling, and may it call now."""
+"""Admission of a request, shared by both servers: who is calling, may it call now, may it do this."""
 from __future__ import annotations
 
-from .credentials import Principal, authenticate
-from .db import database
-from .errors import RateLimited, Unauthenticated
+from .credentials import authenticate
+from .errors import Forbidden, InvalidInput, RateLimited, Unauthenticated
+from .principal import Principal
 from .rate_limits import Decision, Policy, consume
 
 
@@ -11,16 +11,24 @@ def admit(secret: str, *, policy: Policy, workspace_id: str | None = None) -> tu
     """Authenticate ``secret`` and count the request against its rate limit.
 
     Raises Unauthenticated or Forbidden (see ``authenticate``), and RateLimited, whose headers
-    say when to retry. Opens and closes its own connection: call it from a worker thread.
+    say when to retry. Runs inside the caller's ``session()``: two statements (the credential,
+    the rate-limit upsert) on the common path.
     """
-    with database.connection_context():
-        principal = authenticate(secret, workspace_id=workspace_id)
-        limit = policy.limit_for(principal.rate_limit)
-        decision = consume(principal.credential_id, limit) if limit else None
+    principal = authenticate(secret, workspace_id=workspace_id)
+    limit = policy.limit_for(principal.rate_limit)
+    decision = consume(principal.credential_id, limit) if limit else None
     if decision is not None and not decision.allowed:
         raise RateLimited(f"Rate limit of {decision.limit} requests exceeded; retry in {decision.reset_s} s.",
                           headers=decision.headers())
     return principal, decision
+
+
+def require(principal: Principal, permission: str) -> None:
+    """Forbidden naming ``permission`` unless the principal holds it in the workspace it acts in."""
+    if principal.workspace_id is None:
+        raise InvalidInput("workspaceId is required: name the workspace this request acts in.")
+    if permission not in principal.permissions:
+        raise Forbidden(f"This needs the permission {permission}, which the caller does not have.")
 
 
 def bearer_secret(authorization: str | None) -> str:

@@ -2,26 +2,28 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import NamedTuple
 
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
-from .db import BaseModel, JSONField, database, isoformat, utcnow
+from .db import FrozenListField, database, utcnow
 from .errors import Forbidden, InvalidInput, NotFound
-from .identity import Membership, User, Workspace, new_id
-from .pagination import Page, paginate
+from .identity import Membership, User, new_id
+from .pagination import Page, page
 from .permissions import ordered, role_permissions, unknown
+from .principal import Principal
 from .rate_limits import Limit, forget
+from .scoping import WorkspaceScoped
 from .secrets import API_KEY_PREFIX, digest, new_secret
+from .sql import Prepared
 
 DEFAULT_VALIDITY = timedelta(days=90)
 MAX_VALIDITY = timedelta(days=365)
-MAX_IDS_PER_DELETE = 100
 MANAGE_OTHERS = "api-keys:manage-others"
 
 
-class ApiKey(BaseModel):
+class ApiKey(WorkspaceScoped):
     id = CharField(primary_key=True, default=new_id)
-    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="api_keys")
     # The user the key acts for; its permissions can never exceed this user's role.
     user = ForeignKeyField(User, on_delete="CASCADE", backref="api_keys")
     name = TextField()
@@ -35,36 +37,69 @@ class ApiKey(BaseModel):
     requests_per_minute = IntegerField(null=True)
     requests_per_day = IntegerField(null=True)
     # Frozen at creation; effective permissions are these intersected with the user's current role.
-    permissions = JSONField()
+    permissions = FrozenListField()
 
-    def own_rate_limit(self) -> Limit | None:
+    class Meta:
+        indexes = ((("workspace", "created_at"), False),)
+
+
+
+class ApiKeyRecord(NamedTuple):
+    """What reads of a key return: its columns and its user's, never its hash."""
+    id: str
+    workspace_id: str
+    user_id: str
+    name: str
+    is_active: bool
+    created_at: datetime
+    last_used_at: datetime | None
+    expires_at: datetime
+    permissions: tuple[str, ...]
+    requests_per_minute: int | None
+    requests_per_day: int | None
+    user_email: str
+    user_display_name: str | None
+
+    @property
+    def rate_limit(self) -> Limit | None:
         if self.requests_per_minute is None:
             return None
         return Limit(self.requests_per_minute, self.requests_per_day)
 
-    def to_api(self) -> dict:
-        body = {
-            "id": self.id,
-            "workspaceId": self.workspace_id,
-            "userId": self.user_id,
-            "name": self.name,
-            "isActive": self.is_active,
-            "createdAt": isoformat(self.created_at),
-            "lastUsedAt": isoformat(self.last_used_at),
-            "expiresAt": isoformat(self.expires_at),
-            "permissions": ordered(self.permissions),
-            "creator": {"id": self.user.id, "email": self.user.email, "displayName": self.user.display_name},
-        }
-        if self.requests_per_minute is not None:
-            body["rateLimit"] = {"requestsPerMinute": self.requests_per_minute, "requestsPerDay": self.requests_per_day}
-        return body
+
+_COLUMNS = (ApiKey.id, ApiKey.workspace, ApiKey.user, ApiKey.name, ApiKey.is_active, ApiKey.created_at,
+            ApiKey.last_used_at, ApiKey.expires_at, ApiKey.permissions, ApiKey.requests_per_minute,
+            ApiKey.requests_per_day, User.email, User.display_name)
+
+
+def _keys(workspace_id, user_id=None):
+    """The keys of a workspace with their users; only ``user_id``'s when given."""
+    query = ApiKey.in_workspace(workspace_id, *_COLUMNS).join(User)
+    return query if user_id is None else query.where(ApiKey.user == user_id)
+
+
+_NEWEST_FIRST = (ApiKey.created_at.desc(), ApiKey.id)
+# One of each shape: every key of the workspace, or the caller's own.
+_PAGE = {
+    True: Prepared(lambda workspace_id, limit, offset:
+                   _keys(workspace_id).order_by(*_NEWEST_FIRST).limit(limit).offset(offset)),
+    False: Prepared(lambda workspace_id, user_id, limit, offset:
+                    _keys(workspace_id, user_id).order_by(*_NEWEST_FIRST).limit(limit).offset(offset)),
+}
+_ONE = {
+    True: Prepared(lambda workspace_id, key_id: _keys(workspace_id).where(ApiKey.id == key_id)),
+    False: Prepared(lambda workspace_id, user_id, key_id: _keys(workspace_id, user_id).where(ApiKey.id == key_id)),
+}
 
 
 def create_api_key(
-    principal, *, workspace_id: str, name: str, user_id: str, expires_at: str | None = None,
-    rate_limit: dict | None = None, permissions: list[str] | None = None, now: datetime | None = None,
-) -> tuple[ApiKey, str]:
-    """Create a key for ``user_id`` in ``workspace_id``; returns the row and its secret (shown once)."""
+    principal: Principal, *, workspace_id: str, name: str, user_id: str, expires_at: datetime | None = None,
+    rate_limit: Limit | None = None, permissions: list[str] | None = None, now: datetime | None = None,
+) -> tuple[ApiKeyRecord, str]:
+    """Create a key for ``user_id`` in ``workspace_id``; returns the row and its secret (shown once).
+
+    ``expires_at`` is timezone-aware; None means the default validity.
+    """
     now = now or utcnow()
     expiry = _expiry(expires_at, now)
     if user_id != principal.user_id and MANAGE_OTHERS not in principal.permissions:
@@ -87,35 +122,38 @@ def create_api_key(
     key = ApiKey.create(
         workspace=workspace_id, user=owner.user, name=name, key_hash=digest(secret), created_at=now,
         expires_at=expiry, permissions=frozen,
-        requests_per_minute=rate_limit["requestsPerMinute"] if rate_limit else None,
-        requests_per_day=rate_limit["requestsPerDay"] if rate_limit else None,
+        requests_per_minute=rate_limit.per_minute if rate_limit else None,
+        requests_per_day=rate_limit.per_day if rate_limit else None,
     )
-    key.user = owner.user
-    return key, secret
+    return ApiKeyRecord(key.id, workspace_id, owner.user.id, name, True, now, None, expiry, frozen,
+                        key.requests_per_minute, key.requests_per_day, owner.user.email,
+                        owner.user.display_name), secret
 
 
-def list_api_keys(principal, *, workspace_id: str, limit: int, offset: int) -> Page:
-    query = (_visible(principal, workspace_id)
-             .order_by(ApiKey.created_at.desc(), ApiKey.id))
-    return paginate(query, limit=limit, offset=offset)
+def list_api_keys(principal: Principal, *, workspace_id: str, limit: int, offset: int) -> Page[ApiKeyRecord]:
+    """The keys the caller may see, newest first."""
+    every = MANAGE_OTHERS in principal.permissions
+    own = {} if every else {"user_id": principal.user_id}
+    return page(_PAGE[every], ApiKeyRecord, limit=limit, offset=offset, workspace_id=workspace_id, **own)
 
 
-def get_api_key(principal, *, workspace_id: str, key_id: str) -> ApiKey:
-    key = _visible(principal, workspace_id).where(ApiKey.id == key_id).first()
+def get_api_key(principal: Principal, *, workspace_id: str, key_id: str) -> ApiKeyRecord:
+    every = MANAGE_OTHERS in principal.permissions
+    own = {} if every else {"user_id": principal.user_id}
+    key = _ONE[every].first(ApiKeyRecord, workspace_id=workspace_id, key_id=key_id, **own)
     if key is None:
         raise NotFound(f"No API key {key_id} in this workspace.")
     return key
 
 
-def delete_api_keys(principal, *, workspace_id: str, ids: str) -> int:
+def delete_api_keys(principal: Principal, *, workspace_id: str, ids: list[str]) -> int:
     """Delete the listed keys the caller may see in ``workspace_id``; others are skipped, not counted."""
-    wanted = list(dict.fromkeys(part.strip() for part in ids.split(",") if part.strip()))
-    if not wanted:
-        raise InvalidInput("ids must list at least one API key id, separated by commas.")
-    if len(wanted) > MAX_IDS_PER_DELETE:
-        raise InvalidInput(f"ids lists {len(wanted)} ids; at most {MAX_IDS_PER_DELETE} may be deleted at once.")
+    wanted = list(dict.fromkeys(ids))
     with database.atomic():
-        found = [k.id for k in _visible(principal, workspace_id).where(ApiKey.id.in_(wanted))]
+        visible = ApiKey.in_workspace(workspace_id, ApiKey.id).where(ApiKey.id.in_(wanted))
+        if MANAGE_OTHERS not in principal.permissions:
+            visible = visible.where(ApiKey.user == principal.user_id)
+        found = [k.id for k in visible]
         if not found:
             return 0
         deleted = ApiKey.delete().where(ApiKey.id.in_(found)).execute()
@@ -123,24 +161,13 @@ def delete_api_keys(principal, *, workspace_id: str, ids: str) -> int:
     return deleted
 
 
-def _visible(principal, workspace_id: str):
-    query = ApiKey.select(ApiKey, User).join(User).where(ApiKey.workspace == workspace_id)
-    if MANAGE_OTHERS not in principal.permissions:
-        query = query.where(ApiKey.user == principal.user_id)
-    return query
-
-
-def _expiry(expires_at: str | None, now: datetime) -> datetime:
+def _expiry(expires_at: datetime | None, now: datetime) -> datetime:
     if expires_at is None:
         return now + DEFAULT_VALIDITY
-    try:
-        parsed = datetime.fromisoformat(expires_at)
-    except ValueError:
-        raise InvalidInput("expiresAt must be an ISO 8601 date-time, such as 2030-01-31T12:00:00Z.") from None
-    if parsed.tzinfo is None:
+    if expires_at.tzinfo is None:
         raise InvalidInput("expiresAt must carry a time zone offset, such as Z or +02:00.")
     try:
-        expiry = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+        expiry = expires_at.astimezone(timezone.utc).replace(tzinfo=None)
     except OverflowError:  # year 1 or 9999 shifted past the calendar's ends
         raise InvalidInput("expiresAt must be in the future and at most 365 days from now.") from None
     if expiry <= now:

@@ -1,30 +1,47 @@
-"""Who is calling: turns a bearer secret into a Principal, or refuses it."""
+"""Who is calling: turns a bearer secret into a Principal, or refuses it.
+
+Every authenticated request of either server comes through here, so each credential kind is
+looked up with one precompiled statement (see models.sql) joining the credential, its user and
+the membership that decides its permissions. Nothing is cached between requests: a key that is
+deleted or deactivated, a user who is deactivated or removed, a role that changes, all take
+effect on the very next request in every process.
+"""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime
 
-from .api_keys import ApiKey
-from .db import utcnow
+from peewee import DateTimeField
+
+from .db import FrozenListField, utcnow
 from .errors import Forbidden, Unauthenticated
-from .identity import AccessToken, Membership, User
 from .permissions import role_permissions
+from .principal import Principal
 from .rate_limits import Limit
 from .secrets import ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, digest, matches
+from .sql import Statement
 
+_API_KEY = Statement('''
+    SELECT k.id, k.workspace_id, k.user_id, k.key_hash, k.is_active, k.expires_at, k.permissions,
+           k.requests_per_minute, k.requests_per_day, u.is_active, m.role
+    FROM api_key k
+    JOIN "user" u ON u.id = k.user_id
+    LEFT JOIN membership m ON m.workspace_id = k.workspace_id AND m.user_id = k.user_id
+    WHERE k.key_hash = {p}''')
 
-@dataclass(frozen=True)
-class Principal:
-    credential_id: str
-    kind: str  # "access_token" or "api_key"
-    user_id: str
-    # The workspace the request acts in: an API key's own, or the one a token's user named.
-    workspace_id: str | None
-    # The member's role, intersected with an API key's frozen permissions.
-    permissions: frozenset[str]
-    # The credential's own rate limit; None means the platform default applies.
-    rate_limit: Limit | None = None
+# With a workspace named, the membership in it; without, up to two, to tell "the user's only
+# workspace" from "several, so none is implied".
+_ACCESS_TOKEN = Statement('''
+    SELECT t.id, t.user_id, t.token_hash, t.expires_at, u.is_active, m.workspace_id, m.role
+    FROM access_token t
+    JOIN "user" u ON u.id = t.user_id
+    LEFT JOIN membership m ON m.user_id = t.user_id AND ({p} IS NULL OR m.workspace_id = {p})
+    WHERE t.token_hash = {p}
+    LIMIT 2''')
+
+# The columns' own conversions of what either driver returns.
+_TIMESTAMP = DateTimeField()
+_PERMISSIONS = FrozenListField()
 
 
 def authenticate(secret: str, *, workspace_id: str | None = None, now: datetime | None = None) -> Principal:
@@ -45,53 +62,54 @@ def authenticate(secret: str, *, workspace_id: str | None = None, now: datetime 
 
 
 def _api_key_principal(secret: str, workspace_id: str | None, now: datetime) -> Principal:
-    key = ApiKey.select(ApiKey, User).join(User).where(ApiKey.key_hash == digest(secret)).first()
-    if key is None or not matches(secret, key.key_hash):
+    row = _API_KEY.one(digest(secret))
+    if row is None or not matches(secret, row[3]):
         raise Unauthenticated("The API key is not valid: it is unknown or was deleted.")
-    if not key.is_active:
+    key_id, key_workspace, user_id, _, is_active, expires_at, permissions, per_minute, per_day, user_active, role = row
+    if not is_active:
         raise Unauthenticated("The API key is inactive.")
-    if key.expires_at <= now:
+    if _TIMESTAMP.python_value(expires_at) <= now:
         raise Unauthenticated("The API key has expired.")
-    if not key.user.is_active:
+    if not user_active:
         raise Unauthenticated("The user who owns this API key is deactivated.")
-    membership = Membership.get_or_none(workspace=key.workspace_id, user=key.user_id)
-    if membership is None:
+    if role is None:
         raise Unauthenticated("The user who owns this API key is no longer a member of its workspace.")
-    if workspace_id is not None and workspace_id != key.workspace_id:
+    if workspace_id is not None and workspace_id != key_workspace:
         raise Forbidden("workspaceId does not match the workspace of this API key.")
     return Principal(
-        credential_id=key.id, kind="api_key", user_id=key.user_id, workspace_id=key.workspace_id,
-        permissions=role_permissions(membership.role) & frozenset(key.permissions),
-        rate_limit=key.own_rate_limit(),
+        credential_id=key_id, kind="api_key", user_id=user_id, workspace_id=key_workspace,
+        permissions=role_permissions(role) & frozenset(_PERMISSIONS.python_value(permissions)),
+        rate_limit=None if per_minute is None else Limit(per_minute, per_day),
     )
 
 
 def _access_token_principal(secret: str, workspace_id: str | None, now: datetime) -> Principal:
-    token = AccessToken.select(AccessToken, User).join(User).where(AccessToken.token_hash == digest(secret)).first()
-    if token is None or not matches(secret, token.token_hash):
+    rows = _ACCESS_TOKEN.all(workspace_id, workspace_id, digest(secret))
+    if not rows or not matches(secret, rows[0][2]):
         raise Unauthenticated("The access token is not valid: it is unknown or was revoked.")
-    if token.expires_at is not None and token.expires_at <= now:
+    token_id, user_id, _, expires_at, user_active, member_of, role = rows[0]
+    if expires_at is not None and _TIMESTAMP.python_value(expires_at) <= now:
         raise Unauthenticated("The access token has expired.")
-    if not token.user.is_active:
+    if not user_active:
         raise Unauthenticated("The user of this access token is deactivated.")
     permissions: frozenset[str] = frozenset()
-    if workspace_id is not None:
-        membership = Membership.get_or_none(workspace=workspace_id, user=token.user_id)
-        if membership is None:
+    if member_of is None:
+        if workspace_id is not None:
             raise Forbidden("workspaceId is not a workspace the caller is a member of.")
-    else:
-        # Unnamed, the workspace is the user's only one; a user of none has nothing to act in.
-        memberships = list(Membership.select().where(Membership.user == token.user_id).limit(2))
-        if not memberships:
-            raise Unauthenticated("The user of this access token is not a member of any workspace.")
-        membership = memberships[0] if len(memberships) == 1 else None
-    if membership is not None:
-        workspace_id = membership.workspace_id
-        permissions = role_permissions(membership.role)
+        raise Unauthenticated("The user of this access token is not a member of any workspace.")
+    if workspace_id is not None or len(rows) == 1:
+        # Unnamed, the workspace is the user's only one.
+        workspace_id, permissions = member_of, role_permissions(role)
     return Principal(
-        credential_id=token.id, kind="access_token", user_id=token.user_id,
+        credential_id=token_id, kind="access_token", user_id=user_id,
         workspace_id=workspace_id, permissions=permissions,
     )
+
+
+_TOUCH = {
+    "api_key": Statement("UPDATE api_key SET last_used_at = {p} WHERE id = {p}"),
+    "access_token": Statement("UPDATE access_token SET last_used_at = {p} WHERE id = {p}"),
+}
 
 
 class _LastUsed:
@@ -110,8 +128,7 @@ class _LastUsed:
         if mono - self._written.get(principal.credential_id, -self.INTERVAL_S) < self.INTERVAL_S:
             return
         self._written[principal.credential_id] = mono
-        model = ApiKey if principal.kind == "api_key" else AccessToken
-        model.update(last_used_at=now).where(model.id == principal.credential_id).execute()
+        _TOUCH[principal.kind].execute(now, principal.credential_id)
 
 
 _last_used = _LastUsed()

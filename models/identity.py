@@ -32,7 +32,8 @@ class User(BaseModel):
 
 
 class Membership(BaseModel):
-    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="memberships")
+    # Indexed by the unique (workspace, user) below.
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="memberships", index=False)
     user = ForeignKeyField(User, on_delete="CASCADE", backref="memberships")
     # The name of a built-in role (see permissions.ROLES).
     role = CharField()

@@ -1,8 +1,15 @@
 """Per-credential request limits per minute and per day, exact across processes sharing the database.
 
-Each window is a counter row. One conditional upsert per window both checks and counts, so the
-database's row lock, not the process, decides who is admitted: no over-admission under concurrency.
-Windows are fixed (the UTC minute, the UTC day).
+Each credential has one usage row holding its current minute and day and the hits in each. One
+conditional upsert both checks and counts: it adds a hit only if both windows have room (a new
+window starts at zero), so the database's row lock, not the process, decides who is admitted,
+and a refused request counts in neither window. Windows are fixed (the UTC minute, the UTC day).
+A window only moves forward: a process whose clock lags counts into the newer window rather
+than reopening an older one.
+
+On PostgreSQL the upsert commits without waiting for its WAL flush (``synchronous_commit``
+off for that transaction alone): a server crash may forget the last moment's hits, which
+costs a limit nothing worth a disk flush on every request.
 """
 from __future__ import annotations
 
@@ -10,9 +17,10 @@ import math
 import time
 from dataclasses import dataclass
 
-from peewee import BigIntegerField, CharField, CompositeKey, IntegerField
+from peewee import BigIntegerField, CharField, IntegerField
 
-from .db import BaseModel, database
+from .db import BaseModel, is_postgres
+from .sql import Statement
 
 
 @dataclass(frozen=True)
@@ -47,64 +55,56 @@ class Decision:
         return headers
 
 
-class RateLimitCounter(BaseModel):
-    credential_id = CharField()
-    window_kind = CharField()  # "m" (minute) or "d" (day)
-    window_start = BigIntegerField()  # epoch seconds // window length
-    hits = IntegerField()
-
-    class Meta:
-        primary_key = CompositeKey("credential_id", "window_kind", "window_start")
+class RateLimitUsage(BaseModel):
+    credential_id = CharField(primary_key=True)
+    minute = BigIntegerField()  # epoch seconds // 60 of the window minute_hits counts
+    minute_hits = IntegerField()
+    day = BigIntegerField()  # epoch seconds // 86400
+    day_hits = IntegerField()
 
 
-_WINDOWS = (("m", 60), ("d", 86_400))
+_UPSERT = '''
+    INSERT INTO rate_limit_usage (credential_id, minute, minute_hits, day, day_hits)
+    VALUES ({p}, {p}, 1, {p}, 1)
+    ON CONFLICT (credential_id) DO UPDATE SET
+        minute_hits = CASE WHEN excluded.minute > rate_limit_usage.minute THEN 1
+                           ELSE rate_limit_usage.minute_hits + 1 END,
+        minute = CASE WHEN excluded.minute > rate_limit_usage.minute THEN excluded.minute
+                      ELSE rate_limit_usage.minute END,
+        day_hits = CASE WHEN excluded.day > rate_limit_usage.day THEN 1
+                        ELSE rate_limit_usage.day_hits + 1 END,
+        day = CASE WHEN excluded.day > rate_limit_usage.day THEN excluded.day
+                   ELSE rate_limit_usage.day END
+    WHERE (excluded.minute > rate_limit_usage.minute OR rate_limit_usage.minute_hits < {p})
+      AND (excluded.day > rate_limit_usage.day OR rate_limit_usage.day_hits < {p})
+    RETURNING minute_hits, day_hits'''
+# One round trip, one implicit transaction: the SET LOCAL applies to the upsert's commit alone.
+_HIT = {False: Statement(_UPSERT), True: Statement("SET LOCAL synchronous_commit TO OFF; " + _UPSERT)}
+_USAGE = Statement("SELECT minute, minute_hits, day, day_hits FROM rate_limit_usage WHERE credential_id = {p}")
 
 
 def consume(credential_id: str, limit: Limit, *, now: float | None = None) -> Decision:
     """Count one request against ``limit`` if it fits in both windows; refuse it otherwise."""
     now = time.time() if now is None else now
-    limits = {"m": limit.per_minute, "d": limit.per_day}
-    hits: dict[str, int] = {}
-    with database.atomic() as txn:
-        for kind, length in _WINDOWS:
-            count = _hit(credential_id, kind, int(now // length), limits[kind])
-            if count is None:
-                txn.rollback()
-                return Decision(False, limits[kind], 0, _reset(now, length))
-            hits[kind] = count
-    if hits["m"] == 1:
-        # After the commit, never inside it: a request still counting in the previous minute holds
-        # that row and waits for the day row this transaction held, a lock cycle.
-        _forget_old_windows(credential_id, now)
-    kind, length = min(_WINDOWS, key=lambda w: limits[w[0]] - hits[w[0]])
-    return Decision(True, limits[kind], limits[kind] - hits[kind], _reset(now, length))
+    minute, day = int(now // 60), int(now // 86_400)
+    row = _HIT[is_postgres()].one(credential_id, minute, day, limit.per_minute, limit.per_day)
+    if row is None:
+        return _refusal(credential_id, limit, now, minute)
+    minute_left, day_left = limit.per_minute - row[0], limit.per_day - row[1]
+    if minute_left <= day_left:
+        return Decision(True, limit.per_minute, minute_left, _reset(now, 60))
+    return Decision(True, limit.per_day, day_left, _reset(now, 86_400))
+
+
+def _refusal(credential_id: str, limit: Limit, now: float, minute: int) -> Decision:
+    usage = _USAGE.one(credential_id)
+    if usage is not None and usage[0] >= minute and usage[1] >= limit.per_minute:
+        return Decision(False, limit.per_minute, 0, _reset(now, 60))
+    return Decision(False, limit.per_day, 0, _reset(now, 86_400))
 
 
 def forget(credential_ids) -> None:
-    RateLimitCounter.delete().where(RateLimitCounter.credential_id.in_(list(credential_ids))).execute()
-
-
-def _hit(credential_id: str, kind: str, window_start: int, limit: int) -> int | None:
-    p = database.param
-    cursor = database.execute_sql(
-        "INSERT INTO rate_limit_counter (credential_id, window_kind, window_start, hits) "
-        f"VALUES ({p}, {p}, {p}, 1) "
-        "ON CONFLICT (credential_id, window_kind, window_start) "
-        "DO UPDATE SET hits = rate_limit_counter.hits + 1 "
-        f"WHERE rate_limit_counter.hits < {p} RETURNING hits",
-        (credential_id, kind, window_start, limit),
-    )
-    row = cursor.fetchone()
-    return None if row is None else row[0]
-
-
-def _forget_old_windows(credential_id: str, now: float) -> None:
-    C = RateLimitCounter
-    C.delete().where(
-        (C.credential_id == credential_id)
-        & (((C.window_kind == "m") & (C.window_start < int(now // 60)))
-           | ((C.window_kind == "d") & (C.window_start < int(now // 86_400))))
-    ).execute()
+    RateLimitUsage.delete().where(RateLimitUsage.credential_id.in_(list(credential_ids))).execute()
 
 
 def _reset(now: float, length: int) -> int:

@@ -9,19 +9,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from pathlib import Path
 
 import aiohttp_cors
 from aiohttp import web
 
-from api.settings import Settings
-from models.db import database, open_database
+from core.boot import boot
+from core.request_log import log_access, request_id_from
+from core.settings import Settings
 from models.errors import DomainError
-from models.migrations import migrate
 
 from .audio import SUPPORTED_FORMATS, AudioError, decode, format_of
-from .auth import authenticate
+from .auth import add_rate_limit_headers, authenticate
 from .errors import ApiError
 from .languages import code_of
 from .models import DEFAULT_MODEL, ModelSet, available_models
@@ -45,8 +44,7 @@ _FORM_OVERHEAD = 64 * 1024
 @web.middleware
 async def request_context(request: web.Request, handler):
     """Request id, OpenAI-shaped errors for everything (aiohttp's own 404/405 too), one log line."""
-    rid = request.headers.get("X-Request-ID", "")
-    rid = rid if rid.replace("-", "").replace(".", "").replace("_", "").isalnum() and len(rid) <= 64 else uuid.uuid4().hex
+    rid = request_id_from(request.headers.get("X-Request-ID"))
     started = time.perf_counter()
     try:
         response = await handler(request)
@@ -63,9 +61,7 @@ async def request_context(request: web.Request, handler):
     response.headers["X-Request-ID"] = rid
     state: State = request.app[STATE]
     state.metrics.requests[response.status] = state.metrics.requests.get(response.status, 0) + 1
-    # The path only: the streaming endpoint takes its token in the query string.
-    access_log.info("%s %s %d %.1fms %s", request.method, request.path, response.status,
-                    (time.perf_counter() - started) * 1000, rid)
+    log_access(access_log, request.method, request.path, response.status, started, time.perf_counter(), rid)
     return response
 
 
@@ -73,10 +69,10 @@ async def request_context(request: web.Request, handler):
 
 async def transcriptions(request: web.Request) -> web.StreamResponse:
     state: State = request.app[STATE]
-    rate_headers = await authenticate(request, state)
+    await authenticate(request, state)
     if state.admitted >= state.capacity:
         raise ApiError(503, "The server is at capacity; retry shortly.", code="overloaded",
-                       headers={"Retry-After": "2", **rate_headers})
+                       headers={"Retry-After": "2"})
     state.admitted += 1
     state.metrics.queue_depth = max(0, state.admitted - state.settings.stt_workers)
     try:
@@ -88,7 +84,7 @@ async def transcriptions(request: web.Request) -> web.StreamResponse:
         state.metrics.queue_depth = max(0, state.admitted - state.settings.stt_workers)
     state.metrics.audio_seconds += result.duration
     state.metrics.inference_seconds += result.inference_seconds
-    return _render(result, job["response_format"], rate_headers)
+    return _render(result, job["response_format"])
 
 
 async def demo_page(request: web.Request) -> web.FileResponse:
@@ -121,7 +117,7 @@ async def metrics(request: web.Request) -> web.Response:
 
 
 async def list_models(request: web.Request) -> web.Response:
-    await authenticate(request, request.app[STATE])
+    await authenticate(request, request.app[STATE], permission=None)
     ids = request.app[STATE].models.ids
     return web.json_response({"object": "list", "data": [{"id": i, "object": "model", "owned_by": "system"} for i in ids]})
 
@@ -204,22 +200,22 @@ def _run(state: State, job: dict):
                                   temperature=job["temperature"])
 
 
-def _render(result, response_format: str, headers: dict) -> web.Response:
+def _render(result, response_format: str) -> web.Response:
     ms = round(result.inference_seconds * 1000, 1)
     if response_format == "text":
-        return web.Response(text=result.text, content_type="text/plain", headers=headers)
+        return web.Response(text=result.text, content_type="text/plain")
     if response_format == "srt":
-        return web.Response(text=srt(result.segments), content_type="application/x-subrip", headers=headers)
+        return web.Response(text=srt(result.segments), content_type="application/x-subrip")
     if response_format == "vtt":
-        return web.Response(text=vtt(result.segments), content_type="text/vtt", headers=headers)
+        return web.Response(text=vtt(result.segments), content_type="text/vtt")
     if response_format == "json":
-        return web.json_response({"text": result.text, "inference_time_ms": ms}, headers=headers)
+        return web.json_response({"text": result.text, "inference_time_ms": ms})
     return web.json_response({
         "task": "transcribe", "text": result.text, "language": result.language, "duration": round(result.duration, 3),
         "inference_time_ms": ms,
         "words": [{"word": w.word, "confidence": w.confidence} for w in result.words],
         "segments": [{"id": i, "start": s.start, "end": s.end, "text": s.text} for i, s in enumerate(result.segments)],
-    }, headers=headers)
+    })
 
 
 def _too_large(limit: int) -> ApiError:
@@ -237,14 +233,13 @@ def _unsupported(extension: str) -> ApiError:
 def create_app(settings: Settings | None = None, models: ModelSet | None = None) -> web.Application:
     """The speech server's aiohttp app; the default model is loaded before it serves."""
     settings = settings or Settings.from_env()
-    open_database(settings.database_url, settings.data_dir, settings.db_pool_size)
-    with database.connection_context():
-        migrate()
+    boot(settings)
     models = models or ModelSet(available_models(settings.data_dir, settings.stt_model_path),
                                 n_threads=settings.stt_threads, instances=settings.stt_workers)
     state = State(settings, models)
     app = web.Application(middlewares=[request_context], client_max_size=settings.stt_max_file_bytes + _FORM_OVERHEAD)
     app[STATE] = state
+    app.on_response_prepare.append(add_rate_limit_headers)
     app.router.add_post("/v1/audio/transcriptions", transcriptions)
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/health", health)
@@ -269,11 +264,11 @@ def create_app(settings: Settings | None = None, models: ModelSet | None = None)
 
 def main() -> None:
     settings = Settings.from_env()
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    app = create_app(settings)
     # The bindings log every pass at INFO; our access line already says what a request took.
     logging.getLogger("pywhispercpp").setLevel(max(logging.WARNING, logging.getLogger().level))
     log.info("speech server on http://%s:%d/v1", settings.host, settings.stt_port)
-    web.run_app(create_app(settings), host=settings.host, port=settings.stt_port, access_log=None, print=None)
+    web.run_app(app, host=settings.host, port=settings.stt_port, access_log=None, print=None)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from api.settings import Settings
+from core.settings import Settings
 
 from .models import ModelSet
 

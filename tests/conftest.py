@@ -1,5 +1,5 @@
 """Fixtures: a real app on a real database (SQLite always, PostgreSQL when TEST_DATABASE_URL is
-set), a real server process for the tests that need one, and factories for people and keys."""
+set), and a real server process for the tests that need one. Test data comes from tests/factories.py."""
 from __future__ import annotations
 
 import os
@@ -15,6 +15,9 @@ from urllib.parse import urlparse, urlunparse
 import httpx
 import pytest
 from starlette.testclient import TestClient
+
+from tests import factories
+from tests.factories import Actor
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_URL = os.environ.get("TEST_DATABASE_URL")
@@ -77,44 +80,20 @@ def database_url(request, tmp_path):
 
 # --- the app ---------------------------------------------------------------------------------
 
-@dataclass
-class Actor:
-    """A user acting in a workspace with one credential."""
-    workspace_id: str
-    user_id: str
-    email: str
-    secret: str
-
-    @property
-    def headers(self) -> dict:
-        return {"Authorization": f"Bearer {self.secret}"}
-
-
 class Platform:
-    """The app under test plus the operator actions a test needs to set a scene."""
+    """The app under test, its client, and the factories bound to its database."""
 
     def __init__(self, client: TestClient):
         self.client = client
 
     def workspace(self, name: str = "acme") -> Actor:
-        from models.db import database
-        from models.identity import bootstrap_workspace, issue_access_token
-        email = f"owner-{uuid.uuid4().hex[:8]}@example.com"
-        with database.connection_context():
-            workspace, user = bootstrap_workspace(workspace_name=name, email=email, display_name="Owner")
-            _, secret = issue_access_token(email=email)
-        return Actor(workspace.id, user.id, email, secret)
+        return factories.workspace(name)
 
     def member(self, owner: Actor, role: str) -> Actor:
-        from models.db import database
-        from models.identity import add_member, issue_access_token
-        email = f"{role}-{uuid.uuid4().hex[:8]}@example.com"
-        with database.connection_context():
-            user = add_member(workspace_id=owner.workspace_id, email=email, role=role)
-            _, secret = issue_access_token(email=email)
-        return Actor(owner.workspace_id, user.id, email, secret)
+        return factories.member(owner, role)
 
     def create_key(self, actor: Actor, expect: int = 200, **body) -> dict:
+        """POST /api-keys as ``actor``: the way to a key when the test is about the API."""
         body.setdefault("name", "test key")
         body.setdefault("userId", actor.user_id)
         response = self.client.post("/api/v2/api-keys", params={"workspaceId": actor.workspace_id},
@@ -123,12 +102,11 @@ class Platform:
         return response.json()["data"]["result"]
 
     def key_actor(self, actor: Actor, **body) -> Actor:
-        result = self.create_key(actor, **body)
-        return Actor(actor.workspace_id, actor.user_id, actor.email, result["key"])
+        return actor.with_secret(self.create_key(actor, **body)["key"])
 
 
 def make_settings(database_url: str, tmp_path, **overrides):
-    from api.settings import Settings
+    from core.settings import Settings
     return Settings(database_url=database_url, data_dir=str(tmp_path), **overrides)
 
 

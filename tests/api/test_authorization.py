@@ -1,60 +1,60 @@
-"""The authorization matrix: every operation of the contract against every kind of bad credential."""
+"""The authorization matrix: every operation of the contract against every kind of bad credential.
+
+The operations, their permissions and the requests sent come from the contract itself (its
+parameter and body examples), so an operation added to openapi/ is covered without a line here.
+"""
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pytest
-import yaml
 
-from api.app import SPEC_DIR, SPEC_FILE
+from api.contract import Operation, operations
+from tests import factories
 
-SPEC = yaml.safe_load((SPEC_DIR / SPEC_FILE).read_text())
-OPERATIONS = [(path, method, op) for path, item in SPEC["paths"].items()
-              for method, op in item.items() if method in ("get", "post", "put", "patch", "delete")]
-
-
-def request(platform, actor_headers, workspace_id, path, method, op):
-    """A request that would succeed for the owner: valid parameters, valid body."""
-    url = "/api/v2" + path.replace("{apiKeyId}", "some-id")
-    params = {}
-    names = [p.get("name") or p["$ref"].rsplit("/", 1)[-1] for p in op.get("parameters", [])]
-    if "WorkspaceId" in names:
-        params["workspaceId"] = workspace_id
-    if "ids" in names:
-        params["ids"] = "some-id"
-    body = {"name": "k", "userId": "someone"} if "requestBody" in op else None
-    return platform.client.request(method.upper(), url, params=params, json=body, headers=actor_headers)
+OPERATIONS = operations()
+IDS = [o.operation_id for o in OPERATIONS]
+WORKSPACE_OPERATIONS = [o for o in OPERATIONS if o.permission]
 
 
-def secured(op) -> bool:
-    return op.get("security", SPEC["security"]) != []
+def request(platform, headers, workspace_id, op: Operation):
+    """The operation with the contract's example values, acting in ``workspace_id``."""
+    path, params = op.path, {}
+    for parameter in op.parameters:
+        value = parameter.get("example")
+        if parameter["name"] == "workspaceId":
+            value = workspace_id
+        if value is None:
+            assert not parameter.get("required"), f"{op.operation_id}: {parameter['name']} needs an example"
+            continue
+        if isinstance(value, list):
+            value = ",".join(map(str, value))
+        if parameter["in"] == "path":
+            path = path.replace("{" + parameter["name"] + "}", str(value))
+        else:
+            params[parameter["name"]] = value
+    body = None
+    if "requestBody" in op.spec:
+        examples = op.spec["requestBody"]["content"]["application/json"]["examples"]
+        body = next(iter(examples.values()))["value"]
+    return platform.client.request(op.method.upper(), "/api/v2" + path, params=params, json=body, headers=headers)
 
 
 def bad_credentials(platform, owner):
     """Each kind of credential that must be refused with 401, as (label, headers)."""
-    from models.api_keys import ApiKey
-    from models.db import database, utcnow
-    from models.identity import AccessToken, Membership, User
-
-    def key(**changes):
-        result = platform.create_key(owner)
-        if changes:
-            with database.connection_context():
-                ApiKey.update(**changes).where(ApiKey.id == result["apiKey"]["id"]).execute()
-        return {"Authorization": f"Bearer {result['key']}"}
+    from models.db import session, utcnow
+    from models.identity import Membership, User
 
     deleted = platform.create_key(owner)
     platform.client.delete("/api/v2/api-keys", params={"workspaceId": owner.workspace_id, "ids": deleted["apiKey"]["id"]},
                            headers=owner.headers)
-    expired_token = platform.workspace()
-    with database.connection_context():
-        AccessToken.update(expires_at=utcnow() - timedelta(seconds=1)).where(
-            AccessToken.user == expired_token.user_id).execute()
-    deactivated = platform.member(owner, "member")
-    deactivated_key = platform.key_actor(deactivated)
-    removed = platform.member(owner, "member")
-    removed_key = platform.key_actor(removed)
-    with database.connection_context():
+    expired_token = factories.workspace()
+    factories.expire_tokens(expired_token)
+    deactivated = factories.member(owner, "member")
+    deactivated_key = factories.api_key(deactivated)
+    removed = factories.member(owner, "member")
+    removed_key = factories.api_key(removed)
+    with session():
         User.update(is_active=False).where(User.id == deactivated.user_id).execute()
         Membership.delete().where(Membership.user == removed.user_id).execute()
     return [
@@ -65,8 +65,8 @@ def bad_credentials(platform, owner):
         ("unknown token", {"Authorization": "Bearer vat_unknown"}),
         ("unknown key", {"Authorization": "Bearer vak_unknown"}),
         ("foreign format", {"Authorization": "Bearer sk-1234"}),
-        ("expired key", key(expires_at=utcnow() - timedelta(seconds=1))),
-        ("inactive key", key(is_active=False)),
+        ("expired key", factories.api_key(owner, expires_at=utcnow() - timedelta(seconds=1)).headers),
+        ("inactive key", factories.api_key(owner, is_active=False).headers),
         ("deleted key", {"Authorization": f"Bearer {deleted['key']}"}),
         ("expired token", expired_token.headers),
         ("deactivated user's token", deactivated.headers),
@@ -75,49 +75,45 @@ def bad_credentials(platform, owner):
     ]
 
 
-@pytest.mark.parametrize("path, method, op", OPERATIONS, ids=[op["operationId"] for *_, op in OPERATIONS])
-def test_bad_credentials_get_401(platform, path, method, op):
-    assert secured(op)
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_bad_credentials_get_401(platform, op):
+    assert op.secured
     owner = platform.workspace()
     for label, headers in bad_credentials(platform, owner):
-        r = request(platform, headers, owner.workspace_id, path, method, op)
+        r = request(platform, headers, owner.workspace_id, op)
         assert r.status_code == 401, f"{label}: {r.status_code} {r.text}"
         assert r.json()["success"] is False and r.json()["data"]["message"], label
 
 
-WORKSPACE_OPERATIONS = [o for o in OPERATIONS if "x-permission" in o[2]]
-
-
-@pytest.mark.parametrize("path, method, op", WORKSPACE_OPERATIONS, ids=[op["operationId"] for *_, op in WORKSPACE_OPERATIONS])
-def test_another_workspace_gets_403(platform, path, method, op):
+@pytest.mark.parametrize("op", WORKSPACE_OPERATIONS, ids=[o.operation_id for o in WORKSPACE_OPERATIONS])
+def test_another_workspace_gets_403(platform, op):
     owner = platform.workspace()
     other = platform.workspace("other")
-    for headers in (owner.headers, platform.key_actor(owner).headers):
-        r = request(platform, headers, other.workspace_id, path, method, op)
+    for headers in (owner.headers, factories.api_key(owner).headers):
+        r = request(platform, headers, other.workspace_id, op)
         assert r.status_code == 403 and "workspaceId" in r.json()["data"]["message"]
 
 
-@pytest.mark.parametrize("path, method, op", WORKSPACE_OPERATIONS, ids=[op["operationId"] for *_, op in WORKSPACE_OPERATIONS])
-def test_missing_permission_gets_403_naming_it(platform, path, method, op):
+@pytest.mark.parametrize("op", WORKSPACE_OPERATIONS, ids=[o.operation_id for o in WORKSPACE_OPERATIONS])
+def test_missing_permission_gets_403_naming_it(platform, op):
+    from models.permissions import CATALOG, ROLES
     owner = platform.workspace()
-    needed = op["x-permission"]
+    needed = op.permission
     # A key holding everything but the one permission, and a role without it.
-    key = platform.key_actor(owner, permissions=["calls:read"])
+    key = factories.api_key(owner, permissions=[p for p in CATALOG if p != needed])
     viewer = platform.member(owner, "viewer")
-    from models.permissions import ROLES
     callers = [key.headers] + ([viewer.headers] if needed not in ROLES["viewer"] else [])
     for headers in callers:
-        r = request(platform, headers, owner.workspace_id, path, method, op)
+        r = request(platform, headers, owner.workspace_id, op)
         assert r.status_code == 403, r.text
         assert needed in r.json()["data"]["message"]
 
 
 def test_every_workspace_operation_names_its_permission():
     from models.permissions import CATALOG
-    for path, method, op in OPERATIONS:
-        params = [p.get("name") or p["$ref"].rsplit("/", 1)[-1] for p in op.get("parameters", [])]
-        if "WorkspaceId" in params:
-            assert op.get("x-permission") in CATALOG, op["operationId"]
+    for op in OPERATIONS:
+        if op.parameter("workspaceId"):
+            assert op.permission in CATALOG, op.operation_id
 
 
 def test_a_token_in_several_workspaces_acts_in_the_one_named(platform):

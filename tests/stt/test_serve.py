@@ -25,7 +25,7 @@ def test_serve_starts_both_servers_sharing_credentials(tmp_path, converted_model
         owner = server.admin("bootstrap", "--workspace", "w", "--email", "a@example.com")
         created = httpx.post(f"{server.url}/api/v2/api-keys", params={"workspaceId": owner["workspaceId"]},
                              headers={"Authorization": f"Bearer {owner['token']}"},
-                             json={"name": "speech", "userId": owner["userId"], "permissions": []})
+                             json={"name": "speech", "userId": owner["userId"], "permissions": ["speech:transcribe"]})
         key = created.json()["data"]["result"]["key"]
         r = httpx.post(stt_url + "/v1/audio/transcriptions", headers={"Authorization": f"Bearer {key}"},
                        files={"file": ("jfk.ogg", (FIXTURES / "jfk.ogg").read_bytes())}, timeout=120)

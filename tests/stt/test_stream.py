@@ -180,6 +180,25 @@ def test_an_api_key_opens_a_stream_in_the_query_or_the_header(server):
         assert [f["type"] for f in got] == ["result"]
 
 
+def test_a_key_without_speech_transcribe_is_refused_at_the_handshake_with_403(server):
+    owner = server.admin("bootstrap", "--workspace", "noperm", "--email", "noperm@example.com")
+    key = make_key(server.env, owner, permissions=["calls:read"])
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        run(exchange(server.url, f"{PATH}?token={key}", []))
+    assert refused.value.status == 403
+
+
+def test_the_handshake_carries_the_rate_limit_headers(server):
+    async def handshake_headers():
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(f"{server.url.replace('http', 'ws')}{PATH}?token={server.token}") as ws:
+                headers = dict(ws._response.headers)
+                await ws.send_str('{"type": "eof"}')
+                return headers
+    headers = run(handshake_headers())
+    assert "RateLimit-Limit" in headers and "RateLimit-Remaining" in headers
+
+
 def test_bearer_header_is_accepted(server):
     got = run(exchange(server.url, PATH, ['{"type": "config"}', '{"type": "eof"}'],
                        headers={"Authorization": f"Bearer {server.token}"}))

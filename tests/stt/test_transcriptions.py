@@ -106,6 +106,33 @@ def test_an_api_key_works_and_its_rate_limit_applies(stt):
     assert error["code"] == "rate_limit_exceeded" and int(r.headers["retry-after"]) >= 1
 
 
+def test_transcribing_needs_speech_transcribe_and_says_so(stt):
+    """A key frozen without speech:transcribe, or a viewer, is refused with 403 naming it; the rate
+    limit still counted the request, and its headers say so on the refusal too."""
+    owner = stt.admin("bootstrap", "--workspace", "perms", "--email", "perms@example.com")
+    viewer = stt.admin("member", "--workspace-id", owner["workspaceId"], "--email", "viewer@example.com",
+                       "--role", "viewer")
+    viewer_token = stt.admin("token", "--email", "viewer@example.com")["token"]
+    assert viewer["role"] == "viewer"
+    without = make_key(stt.env, owner, rate_limit=(5, 100), permissions=["calls:read"])
+    for secret in (without, viewer_token):
+        r = post(stt, files=jfk("ogg"), headers={"Authorization": f"Bearer {secret}"})
+        error = assert_openai_error(r, 403)
+        assert "speech:transcribe" in error["message"] and error["code"] == "forbidden"
+    assert r.headers.get("ratelimit-limit") is not None
+    with_it = make_key(stt.env, owner, rate_limit=(5, 100), permissions=["speech:transcribe"])
+    r = post(stt, files=jfk("ogg"), headers={"Authorization": f"Bearer {with_it}"})
+    assert r.status_code == 200 and r.headers["ratelimit-limit"] == "5" and r.headers["ratelimit-remaining"] == "4"
+    # Listing the models needs a valid credential only.
+    models = httpx.get(f"{stt.url}/v1/models", headers={"Authorization": f"Bearer {without}"})
+    assert models.status_code == 200 and models.headers["ratelimit-limit"] == "5"
+
+
+def test_an_error_after_admission_carries_the_rate_limit_headers(stt):
+    r = post(stt, data={"model": "svc-stt"}, files={"other": ("x.txt", b"x")})
+    assert r.status_code == 400 and "ratelimit-remaining" in r.headers
+
+
 def test_missing_file(stt):
     assert_openai_error(post(stt, data={"model": "svc-stt"}, files={"other": ("x.txt", b"x")}), 400, "file", "file")
 

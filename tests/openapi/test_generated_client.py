@@ -80,7 +80,7 @@ def test_generated_client_creates_lists_and_deletes_api_keys(live_server, client
     as_key = client_module.AuthenticatedClient(base_url=base_url, token=secret)
     assert list_keys.sync_detailed(client=as_key, workspace_id=workspace).status_code == 200
 
-    deleted = delete.sync_detailed(client=as_owner, workspace_id=workspace, ids=key.id)
+    deleted = delete.sync_detailed(client=as_owner, workspace_id=workspace, ids=[key.id])
     assert deleted.status_code == 200, deleted.content
     assert deleted.parsed.data.result.success is True and deleted.parsed.data.result.deleted_count == 1
 

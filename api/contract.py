@@ -1,0 +1,71 @@
+"""The contract, loaded once: the bundled OpenAPI document and the operations in it.
+
+openapi/management.yaml is the root; it refers to one file per resource group (paths/,
+schemas/) and to the shared parts (components/) with relative ``$ref``s. Connexion resolves
+them into one document, which the app routes by and serves as /api/v2/openapi.json. The app and
+the tests read operations, their permissions and their handlers from here, never from the YAML.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from connexion.spec import Specification
+
+SPEC_DIR = Path(__file__).resolve().parent.parent / "openapi"
+SPEC_FILE = SPEC_DIR / "management.yaml"
+BASE_PATH = "/api/v2"
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+@dataclass(frozen=True)
+class Operation:
+    path: str  # as in the contract, without the base path: /api-keys/{apiKeyId}
+    method: str  # lower case
+    spec: dict  # the operation object, every $ref resolved
+
+    @property
+    def operation_id(self) -> str:
+        return self.spec["operationId"]
+
+    @property
+    def permission(self) -> str | None:
+        return self.spec.get("x-permission")
+
+    @property
+    def controller(self) -> str:
+        return self.spec["x-openapi-router-controller"]
+
+    @property
+    def handler_name(self) -> str:
+        return handler_name(self.operation_id)
+
+    @property
+    def parameters(self) -> list[dict]:
+        return self.spec.get("parameters", [])
+
+    def parameter(self, name: str) -> dict | None:
+        return next((p for p in self.parameters if p["name"] == name), None)
+
+    @property
+    def secured(self) -> bool:
+        return self.spec.get("security", document().get("security")) != []
+
+
+def handler_name(operation_id: str) -> str:
+    """operationId ``createApiKey`` is handled by the function ``create_api_key``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
+
+
+@functools.cache
+def document() -> dict:
+    """The bundled contract, as served."""
+    return Specification.load(str(SPEC_FILE)).spec
+
+
+@functools.cache
+def operations() -> tuple[Operation, ...]:
+    return tuple(Operation(path, method, op) for path, item in document()["paths"].items()
+                 for method, op in item.items() if method in HTTP_METHODS)

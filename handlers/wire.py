@@ -1,0 +1,32 @@
+"""Conversions between wire values and domain values that every group's handlers share."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from models.errors import InvalidInput
+
+
+def iso(value: datetime | None) -> str | None:
+    """A stored timestamp (naive UTC) as the wire writes it: ISO 8601 with milliseconds and Z."""
+    return None if value is None else value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+
+def parse_datetime(value: str | None, field: str) -> datetime | None:
+    """An ISO 8601 date-time from the wire, timezone-aware; InvalidInput naming ``field`` otherwise."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"{field} must be an ISO 8601 date-time, such as 2030-01-31T12:00:00Z.") from None
+    if parsed.tzinfo is None:
+        raise InvalidInput(f"{field} must carry a time zone offset, such as Z or +02:00.")
+    return parsed
+
+
+def id_list(values: list[str], field: str) -> list[str]:
+    """A comma-separated list parameter (the contract bounds its length), each id trimmed and non-blank."""
+    ids = [value.strip() for value in values]
+    if not all(ids):
+        raise InvalidInput(f"{field} must list ids separated by commas, none of them blank.")
+    return ids

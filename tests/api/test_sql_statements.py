@@ -1,0 +1,73 @@
+"""What one authenticated request costs in SQL statements: a fixed number, whatever the page size.
+
+A change that adds a statement to the path every request takes (admission) or a query per row
+to a list fails here; if the addition is meant, change the count and say why in the commit.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from tests import factories
+
+# Admission: the credential (one join) and the rate-limit upsert.
+ADMISSION = 2
+
+
+class _Statements(logging.Handler):
+    """Counts the statements Peewee sends (it logs each at DEBUG on the 'peewee' logger). On
+    PostgreSQL a pool check-out that pinged the server would show here as a SELECT 1."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.sql: list[str] = []
+        self._lock = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name != "peewee":  # peewee.pool's check-outs are no statements
+            return
+        with self._lock:
+            self.sql.append(record.msg[0] if isinstance(record.msg, tuple) else str(record.msg))
+
+
+@pytest.fixture
+def statements():
+    logger = logging.getLogger("peewee")
+    handler, level = _Statements(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    yield handler
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def count(platform, statements, path: str, actor) -> list[str]:
+    platform.client.get(path, headers=actor.headers)  # the first request of a credential also stamps lastUsedAt
+    statements.sql.clear()
+    response = platform.client.get(path, headers=actor.headers)
+    assert response.status_code == 200, response.text
+    return list(statements.sql)
+
+
+def test_the_permission_catalog_costs_admission_alone(platform, statements):
+    owner = platform.workspace()
+    for actor in (owner, factories.api_key(owner)):
+        assert len(count(platform, statements, "/api/v2/permissions", actor)) == ADMISSION
+
+
+@pytest.mark.parametrize("keys", [1, 20, 60])
+def test_a_page_of_api_keys_costs_the_same_whatever_its_size(platform, statements, keys):
+    owner = platform.workspace()
+    for _ in range(keys):
+        factories.api_key(owner)
+    sql = count(platform, statements, f"/api/v2/api-keys?workspaceId={owner.workspace_id}&limit=50", owner)
+    # The page (keys joined with their users) and its total, which a short first page is itself.
+    assert len(sql) == ADMISSION + (1 if keys < 50 else 2), sql
+
+
+@pytest.mark.parametrize("settings_overrides", [{"rate_limits_enabled": False}])
+def test_without_rate_limits_admission_is_one_statement(platform, statements):
+    owner = platform.workspace()
+    assert len(count(platform, statements, "/api/v2/permissions", owner)) == 1

@@ -1,0 +1,158 @@
+"""The contract: a valid OpenAPI document, bundled from its files, complete in what every operation states.
+
+Every rule here holds for each operation the contract lists, so a new group is checked as it lands.
+"""
+from __future__ import annotations
+
+import json
+from importlib import import_module
+
+import pytest
+import yaml
+from openapi_spec_validator import validate
+
+from api.contract import SPEC_DIR, SPEC_FILE, document, operations
+from models.permissions import CATALOG
+
+OPERATIONS = operations()
+IDS = [o.operation_id for o in OPERATIONS]
+ENVELOPE_STATUSES = ("401", "429", "500")
+
+
+def test_the_bundled_document_is_valid_openapi_with_no_reference_left():
+    validate(document())
+    assert "$ref" not in json.dumps(document())
+
+
+def _refs(node):
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def test_the_root_lists_groups_and_every_file_is_used():
+    """Paths live in openapi/paths/<group>.yaml, and every file under openapi/ is reached from another."""
+    root = yaml.safe_load(SPEC_FILE.read_text())
+    assert all(set(item) == {"$ref"} for item in root["paths"].values())
+    targets = set()
+    for path in SPEC_DIR.rglob("*.yaml"):
+        for ref in _refs(yaml.safe_load(path.read_text())):
+            file_part = ref.split("#", 1)[0]
+            if file_part:
+                targets.add((path.parent / file_part).resolve())
+    assert targets == {p.resolve() for p in SPEC_DIR.rglob("*.yaml")} - {SPEC_FILE.resolve()}
+
+
+def test_version_and_base_path():
+    assert document()["info"]["version"] == "2.0.0" and document()["servers"][0]["url"] == "/api/v2"
+
+
+def test_permission_enum_is_the_catalog():
+    shared = yaml.safe_load((SPEC_DIR / "components" / "schemas.yaml").read_text())
+    assert shared["Permission"]["enum"] == list(CATALOG)
+
+
+def test_operation_ids_are_unique():
+    assert len(set(IDS)) == len(IDS)
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_operation_resolves_to_a_handler(op):
+    assert callable(getattr(import_module(op.controller), op.handler_name))
+
+
+def _data_schema(response: dict) -> dict:
+    """The merged properties and required names of an envelope's ``data``, through its allOfs."""
+    schema = response["content"]["application/json"]["schema"]
+    parts = schema.get("allOf", [schema])
+    required = {name for part in parts for name in part.get("required", [])}
+    data = next(part["properties"]["data"] for part in parts if "data" in part.get("properties", {}))
+    data_parts = data.get("allOf", [data])
+    return {"envelope_required": required,
+            "data_required": {name for part in data_parts for name in part.get("required", [])},
+            "properties": {name for part in data_parts for name in part.get("properties", {})}}
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_operation_states_success_envelope_errors_and_examples(op):
+    responses = op.spec["responses"]
+    success = _data_schema(responses["200"])
+    assert success["envelope_required"] == {"success", "data"}
+    assert {"message", "result"} <= success["data_required"] == success["properties"]
+    for status in ENVELOPE_STATUSES:
+        assert status in responses, f"{op.operation_id} lacks {status}"
+    if op.parameters or "requestBody" in op.spec:
+        assert "400" in responses
+    if op.permission:
+        assert op.permission in CATALOG and "403" in responses
+        assert op.permission in op.spec["description"]
+    for status, response in responses.items():
+        if status != "200":
+            schema = response["content"]["application/json"]["schema"]
+            assert set(schema["properties"]["data"]["required"]) == {"message"} and schema["properties"]["success"]["enum"] == [False]
+    for parameter in op.parameters:
+        if parameter.get("required"):
+            assert "example" in parameter or parameter["name"] == "workspaceId" or "example" in parameter["schema"], \
+                f"{op.operation_id}: required {parameter['name']} needs an example (the tests send it)"
+    if "requestBody" in op.spec:
+        assert op.spec["requestBody"]["content"]["application/json"]["examples"]
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_lists_page_with_limit_and_offset_and_say_so(op):
+    """A list takes limit and offset and answers pagination {total, limit, offset}."""
+    result = _result_schema(op)
+    if op.parameter("limit") or "pagination" in result.get("properties", {}):
+        assert op.method == "get" and op.parameter("limit") and op.parameter("offset"), op.operation_id
+        assert {"total", "limit", "offset"} <= set(result["properties"]["pagination"]["required"])
+        assert "pagination" in result["required"]
+
+
+def _result_schema(op) -> dict:
+    schema = op.spec["responses"]["200"]["content"]["application/json"]["schema"]
+    for part in schema.get("allOf", [schema]):
+        data = part.get("properties", {}).get("data")
+        if data:
+            for data_part in data.get("allOf", [data]):
+                if "result" in data_part.get("properties", {}):
+                    return data_part["properties"]["result"]
+    raise AssertionError(f"{op.operation_id}: no result schema")
+
+
+def test_links_feed_created_ids_to_the_operations_that_take_them():
+    links = document()["paths"]["/api-keys"]["post"]["responses"]["200"]["links"]
+    assert {link["operationId"] for link in links.values()} == {"getApiKey", "deleteApiKeys"}
+
+
+def _strings(schema):
+    """Every string schema inside ``schema``."""
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "string":
+        yield schema
+    for key in ("items", "additionalProperties"):
+        yield from _strings(schema.get(key))
+    for value in schema.get("properties", {}).values():
+        yield from _strings(value)
+    for key in ("allOf", "anyOf", "oneOf"):
+        for part in schema.get(key, []):
+            yield from _strings(part)
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_every_string_a_request_carries_refuses_nul(op):
+    """PostgreSQL cannot store NUL, so the contract refuses it: an enum, a format, or a pattern."""
+    import re
+    schemas = [p["schema"] for p in op.parameters]
+    if "requestBody" in op.spec:
+        schemas.append(op.spec["requestBody"]["content"]["application/json"]["schema"])
+    for schema in schemas:
+        for string in _strings(schema):
+            refused = "enum" in string or "format" in string or (
+                "pattern" in string and re.search(string["pattern"], "a\x00b") is None)
+            assert refused, f"{op.operation_id}: a string without a NUL-refusing rule: {string}"
