@@ -1,10 +1,10 @@
 """Builds the management API: the contract, connexion's middleware with ours in it, the error mapping.
 
 The path of a request: RequestContextMiddleware (request id, access log) → connexion's routing →
-BodyLimitMiddleware (413) → AuthorizationMiddleware (401, 403, 429: one thread hop, one session)
-→ connexion's validation (400) → the handler named by the operationId, in a worker thread with a
-session of its own (see models.db: on SQLite the thread's connection stays open, on PostgreSQL
-it comes from the pool).
+BodyLimitMiddleware (413) → AuthorizationMiddleware (the bearer and the workspace, read on the
+event loop) → connexion's validation (400) → one hop to a worker thread, where one session
+(models.db: on SQLite the thread's own connection, on PostgreSQL one from the pool) serves the
+admission (401, 403, 429: see api.authorization) and then the handler named by the operationId.
 """
 from __future__ import annotations
 
@@ -27,14 +27,18 @@ from models.db import session
 from models.errors import DomainError
 
 from . import contract, envelope
-from .authorization import PRINCIPAL, AuthorizationMiddleware
+from .authorization import ADMISSION, AuthorizationMiddleware
 from .body_limit import BodyLimitMiddleware
 from .request_context import RequestContextMiddleware
 
 
+PRINCIPAL = "principal"
+
+
 class HandlerResolver(Resolver):
     """operationId ``createApiKey`` in ``x-openapi-router-controller: handlers.api_keys`` resolves to
-    ``handlers.api_keys.create_api_key``, run inside a database session of its worker thread."""
+    ``handlers.api_keys.create_api_key``, run after the request's admission in one database
+    session of its worker thread; a handler that names a ``principal`` parameter gets the caller."""
 
     def resolve(self, operation) -> Resolution:
         module = import_module(operation.router_controller)
@@ -47,9 +51,11 @@ def _in_session(handler):
 
     @functools.wraps(handler)
     def call(*args, **kwargs):
-        if wants_principal:
-            kwargs[PRINCIPAL] = context.context[PRINCIPAL]
+        admission = context.context.get(ADMISSION)
         with session():
+            principal = admission.run() if admission is not None else None
+            if wants_principal:
+                kwargs[PRINCIPAL] = principal
             return handler(*args, **kwargs)
 
     return call

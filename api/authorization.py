@@ -2,9 +2,14 @@
 
 For each request: the bearer credential (401), the workspace named in the query (403), the rate
 limit (429), then the operation's ``x-permission`` against the caller's effective set (403).
-All of it is one hop to a worker thread and one database session: two statements on the common
-path (see models.access). It runs before validation, so an unauthenticated caller learns nothing
-of the contract's rules and every request counts against its credential's limit.
+
+It costs one database session and, on the common path, no thread hop of its own. A hop to a
+worker thread costs about as much CPU as connexion's whole validation, and the handler takes
+one anyway, so the middleware only reads the header and the query (on the event loop) and leaves
+an ``Admission`` in the request's context; the handler's thread runs it, in the handler's session,
+before the handler (see api.app). When something refuses the request before the handler is
+reached (request validation, 400), the middleware runs the admission on the way out, so a bad
+credential still gets 401 rather than 400, and every request counts against its rate limit once.
 """
 from __future__ import annotations
 
@@ -20,10 +25,34 @@ from models.access import admit, bearer_secret, require
 from models.db import session
 from models.errors import InvalidInput
 from models.principal import Principal
+from models.rate_limits import Policy
 
 from .request_context import add_response_headers
 
-PRINCIPAL = "principal"
+ADMISSION = "admission"
+
+
+class Admission:
+    """The authorization of one request, run at most once, in whichever thread gets to it first."""
+
+    def __init__(self, secret: str, workspace_id: str | None, permission: str | None, policy: Policy) -> None:
+        self.secret, self.workspace_id, self.permission, self.policy = secret, workspace_id, permission, policy
+        self.ran = False
+
+    def run(self) -> Principal:
+        """The caller, or the domain's Unauthenticated, Forbidden, RateLimited, InvalidInput.
+        Call it inside a ``session()``, in a worker thread."""
+        self.ran = True
+        principal, decision = admit(self.secret, policy=self.policy, workspace_id=self.workspace_id)
+        if decision is not None:
+            add_response_headers(decision.headers())
+        if self.permission is not None:
+            require(principal, self.permission)
+        return principal
+
+    def run_in_session(self) -> Principal:
+        with session():
+            return self.run()
 
 
 class AuthorizationOperation:
@@ -36,20 +65,18 @@ class AuthorizationOperation:
         self.policy = settings.rate_limit_policy()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.secured:
-            principal = await run_in_threadpool(self._authorize, _bearer(scope), self._workspace(scope))
-            context = scope.setdefault("extensions", {}).setdefault("connexion_context", {})
-            context[PRINCIPAL] = principal
-        await self.next_app(scope, receive, send)
-
-    def _authorize(self, secret: str, workspace_id: str | None) -> Principal:
-        with session():
-            principal, decision = admit(secret, policy=self.policy, workspace_id=workspace_id)
-        if decision is not None:
-            add_response_headers(decision.headers())
-        if self.permission is not None:
-            require(principal, self.permission)
-        return principal
+        if not self.secured:
+            await self.next_app(scope, receive, send)
+            return
+        admission = Admission(_bearer(scope), self._workspace(scope), self.permission, self.policy)
+        scope.setdefault("extensions", {}).setdefault("connexion_context", {})[ADMISSION] = admission
+        try:
+            await self.next_app(scope, receive, send)
+        except Exception:
+            if not admission.ran:
+                # Refused before the handler: the credential's verdict comes first.
+                await run_in_threadpool(admission.run_in_session)
+            raise
 
     def _workspace(self, scope: Scope) -> str | None:
         if not self.takes_workspace:
@@ -59,7 +86,7 @@ class AuthorizationOperation:
         if len(values) > 1:
             raise InvalidInput("workspaceId must be given once.")
         if values and "\x00" in values[0]:
-            raise InvalidInput("workspaceId must not contain NUL characters.")
+            raise InvalidInput("Invalid value for query parameter workspaceId: must not contain a NUL character.")
         return values[0] if values else None
 
 

@@ -117,10 +117,10 @@ class NamedParameterValidator(ParameterValidator):
 
     @staticmethod
     def validate_parameter(parameter_type, value, param, param_name=None):
+        if _has_nul(value):
+            # Said in words, without echoing the value (see the contract's Id schema).
+            return f"Invalid value for {parameter_type} parameter {param['name']}: must not contain a NUL character."
         error = ParameterValidator.validate_parameter(parameter_type, value, param, param_name)
-        if error is None and _has_nul(value):
-            # PostgreSQL refuses NUL in text, so it would fail later as a server error.
-            return f"Invalid value for {parameter_type} parameter {param['name']}: it contains a NUL character."
         if error is None or error.startswith("Missing"):
             return error
         return f"Invalid value for {parameter_type} parameter {param['name']}: {error.splitlines()[0]}"
@@ -142,8 +142,6 @@ class JSONBodyValidator(JSONRequestBodyValidator):
             return None
         try:
             parsed = json.loads(body)
-            if "\\u0000" in body and _has_nul(parsed):
-                raise BadRequestProblem(detail="The request body contains a NUL character (\\u0000), which no field accepts.")
         except json.JSONDecodeError as exc:
             raise BadRequestProblem(detail=str(exc)) from None
         except RecursionError:
@@ -154,14 +152,13 @@ class JSONBodyValidator(JSONRequestBodyValidator):
 def _has_nul(value) -> bool:
     if isinstance(value, str):
         return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
     if isinstance(value, list):
         return any(_has_nul(v) for v in value)
     return False
 
 
 _ENUM = re.compile(r" is not one of \[.*\]", re.S)
+_NUL_RULE = re.compile(r"'(?:[^'\\]|\\.)*' does not match '\^\[\^\\\\x00\]\+\$'", re.S)
 
 
 def _validation_message(detail: str) -> str:
@@ -171,6 +168,8 @@ def _validation_message(detail: str) -> str:
         return f"The request body is not valid JSON: {detail}."
     # Enum messages list every allowed value (150 for permissions); name the rule instead.
     detail = _ENUM.sub(" is not one of the allowed values", detail)
+    # The contract's rule against NUL (see components/schemas.yaml), said in words, without the value.
+    detail = _NUL_RULE.sub("must not contain a NUL character", detail)
     # jsonschema says "'x' is too short - 'name'": lead with the field the rule applies to.
     match = re.fullmatch(r"(.*) - '([^']*)'", detail, re.S)
     if match:

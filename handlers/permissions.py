@@ -2,9 +2,12 @@
 from api.envelope import ok
 from models.permissions import CATALOG, ROLES, ordered
 
+# The catalog changes only with a release: shaped once.
+_CATALOG = {
+    "permissions": list(CATALOG),
+    "roles": [{"name": name, "permissions": ordered(permissions)} for name, permissions in ROLES.items()],
+}
+
 
 def get_permission_catalog():
-    return ok({
-        "permissions": list(CATALOG),
-        "roles": [{"name": name, "permissions": ordered(permissions)} for name, permissions in ROLES.items()],
-    })
+    return ok(_CATALOG)

@@ -136,3 +136,27 @@ def test_workspace_id_given_twice_is_refused(platform):
     r = platform.client.get(f"/api/v2/api-keys?workspaceId={owner.workspace_id}&workspaceId={other.workspace_id}",
                             headers=owner.headers)
     assert r.status_code == 400 and "workspaceId" in r.json()["data"]["message"]
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_a_bad_credential_gets_401_even_when_the_request_is_invalid_too(platform, op):
+    """Admission runs in the handler's thread, after validation; a request refused by validation
+    must still be judged on its credential first."""
+    owner = platform.workspace()
+    r = platform.client.request(op.method.upper(), "/api/v2" + op.path.replace("{", "x").replace("}", "x"),
+                                params={"workspaceId": owner.workspace_id, "limit": "many", "unknown": "1"},
+                                headers={"Authorization": "Bearer vak_unknown"}, content=b"{not json",
+                                )
+    assert r.status_code == 401, r.text
+
+
+@pytest.mark.parametrize("settings_overrides", [{"default_requests_per_minute": 2}])
+def test_an_invalid_request_counts_against_the_limit_and_says_so(platform):
+    owner = platform.workspace()
+    params = {"workspaceId": owner.workspace_id, "limit": 0}
+    first = platform.client.get("/api/v2/api-keys", params=params, headers=owner.headers)
+    assert first.status_code == 400 and first.headers["ratelimit-remaining"] == "1"
+    second = platform.client.get("/api/v2/api-keys", params=params, headers=owner.headers)
+    assert second.status_code == 400 and second.headers["ratelimit-remaining"] == "0"
+    third = platform.client.get("/api/v2/api-keys", params={"workspaceId": owner.workspace_id}, headers=owner.headers)
+    assert third.status_code == 429

@@ -170,3 +170,47 @@ def test_spec_and_docs_are_served(platform):
     assert spec.status_code == 200 and spec.json()["info"]["version"] == "2.0.0"
     ui = platform.client.get("/api/v2/ui/")
     assert ui.status_code == 200 and "swagger" in ui.text.lower()
+
+
+# --- hostile input: each a 400 naming the problem, never a 500 (PostgreSQL refuses NUL in text) ---
+
+@pytest.mark.parametrize("where", ["workspaceId", "ids", "path"])
+def test_a_nul_character_in_a_parameter_is_400(platform, where):
+    owner = platform.workspace()
+    params = {"workspaceId": owner.workspace_id}
+    url = "/api/v2/api-keys"
+    if where == "workspaceId":
+        params["workspaceId"] = owner.workspace_id + "\x00"
+    elif where == "ids":
+        params["ids"] = "a\x00b"
+    else:
+        url += "/a%00b"
+    method = "DELETE" if where == "ids" else "GET"
+    r = platform.client.request(method, url, params=params, headers=owner.headers)
+    assert r.status_code == 400, r.text
+    assert "NUL" in r.json()["data"]["message"] or where in r.json()["data"]["message"]
+
+
+@pytest.mark.parametrize("field", ["name", "userId"])
+def test_a_nul_character_in_the_body_is_400(platform, field):
+    owner = platform.workspace()
+    body = {"name": "k", "userId": owner.user_id}
+    body[field] = body[field] + "\x00"
+    r = platform.client.post("/api/v2/api-keys", params={"workspaceId": owner.workspace_id},
+                             headers=owner.headers, json=body)
+    assert r.status_code == 400 and field in r.json()["data"]["message"], r.text
+
+
+def test_a_body_nested_past_any_reason_is_400(platform):
+    owner = platform.workspace()
+    r = platform.client.post("/api/v2/api-keys", params={"workspaceId": owner.workspace_id},
+                             headers={**owner.headers, "Content-Type": "application/json"},
+                             content=b"[" * 200_000 + b"]" * 200_000)
+    assert r.status_code in (400, 413) and r.json()["success"] is False, r.text
+
+
+def test_a_huge_query_value_is_400_not_a_server_error(platform):
+    owner = platform.workspace()
+    r = platform.client.get("/api/v2/api-keys/" + "x" * 5000, params={"workspaceId": owner.workspace_id},
+                            headers=owner.headers)
+    assert r.status_code == 400 and "apiKeyId" in r.json()["data"]["message"]
