@@ -1,0 +1,386 @@
+"""What the benchmark and audio scripts in this folder share: the switch into the project's
+virtualenv, servers in process groups of their own, scratch data undone whatever ends a run,
+percentiles, and the speech fixture.
+
+Standard library only at import time, because it is imported before the switch into the virtualenv
+(the scripts are started as ``scripts/NAME`` or ``python scripts/NAME``, so this folder is
+``sys.path[0]``); psycopg2 is imported where a scratch PostgreSQL database is made.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import wave
+from pathlib import Path
+from typing import Callable, NamedTuple
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+# Set in the environment of the switched process: a virtualenv still missing a module fails with the
+# ImportError instead of switching again, and again.
+REEXEC_MARKER = "BENCHLIB_REEXEC"
+
+FIXTURE = ROOT / "tests" / "fixtures" / "jfk.wav"
+JFK = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
+SAMPLE_RATE = 16_000
+# Large enough that the rate limiter does its per-request bookkeeping but never answers 429.
+UNLIMITED = "1000000000"
+
+
+def use_venv(*modules: str) -> None:
+    """Call first thing. When any of ``modules`` cannot be imported (a system interpreter started
+    the script), run the script again, once, under the checkout's .venv; then put the checkout on
+    sys.path, so the project's packages import whichever directory the script was started from."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing and VENV_PYTHON.exists() and not os.environ.get(REEXEC_MARKER):
+        os.environ[REEXEC_MARKER] = "1"
+        os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.orig_argv[1:]])
+    if missing:
+        raise ModuleNotFoundError(f"{', '.join(missing)} not importable by {sys.executable}; "
+                                  f"`scripts/serve` once creates {VENV_PYTHON.parent.parent} with everything")
+    if str(ROOT) not in sys.path:
+        sys.path.insert(1, str(ROOT))
+
+
+def log(message: str) -> None:
+    """Progress goes to stderr, so that stdout holds only the report."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def csv_ints(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def csv_words(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+# --- numbers --------------------------------------------------------------------------------------
+
+def percentile(values, p: float) -> float:
+    """Nearest rank, p from 0 to 100: the smallest value with at least p % of the values at or
+    below it, so always a value that occurred (no interpolation). nan for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
+
+
+def median(values) -> float:
+    values = list(values)
+    return statistics.median(values) if values else float("nan")
+
+
+# --- undoing whatever was started or created --------------------------------------------------------
+
+class Cleanup:
+    """Everything started or created, undone in reverse order: at the end of a ``scope()``, when
+    popped, or at exit, whatever ends the run."""
+
+    def __init__(self) -> None:
+        self._undo: list[Callable[[], object]] = []
+
+    def push(self, undo: Callable[[], object]):
+        self._undo.append(undo)
+        return undo
+
+    def pop(self, undo: Callable[[], object]) -> None:
+        """Undo one step now (if it has not run yet)."""
+        if undo in self._undo:
+            self._undo.remove(undo)
+            undo()
+
+    def run_all(self) -> None:
+        while self._undo:
+            self._run(self._undo.pop())
+
+    @contextlib.contextmanager
+    def scope(self):
+        """Undo, at the end of the block, what was pushed inside it: one server's data and process."""
+        mark = self.push(lambda: None)
+        try:
+            yield
+        finally:
+            while self._undo:
+                undo = self._undo.pop()
+                if undo is mark:
+                    break
+                self._run(undo)
+
+    @contextlib.contextmanager
+    def guard(self):
+        """Around a whole run: Ctrl-C, SIGTERM or SIGHUP stop the servers, remove the scratch data and
+        exit with status 130; an exception or a normal end undoes everything as well."""
+        def interrupt(signum, frame):
+            # Sent on as SIGINT: outside an event loop that raises KeyboardInterrupt here; inside
+            # asyncio.run it first cancels the running load, which then ends cleanly.
+            os.kill(os.getpid(), signal.SIGINT)
+
+        # Explicit, because a shell starting this in the background would have SIGINT ignored.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, interrupt)
+        signal.signal(signal.SIGHUP, interrupt)
+        atexit.register(self.run_all)
+        try:
+            yield self
+        except KeyboardInterrupt:
+            self.run_all()
+            log("interrupted: servers stopped, scratch data removed")
+            raise SystemExit(130) from None
+        finally:
+            self.run_all()
+
+    @staticmethod
+    def _run(undo) -> None:
+        try:
+            undo()
+        except Exception as exc:  # keep undoing the rest
+            log(f"cleanup: {exc!r}")
+
+
+CLEANUP = Cleanup()
+
+
+def scratch_dir(prefix: str, parent: Path | None = None) -> Path:
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    CLEANUP.push(lambda: shutil.rmtree(path, ignore_errors=True))
+    return path
+
+
+def scratch_postgres(admin_url: str, name: str) -> str:
+    """A new, empty database ``name`` on the server of ``admin_url`` (an existing database to
+    connect to), dropped at cleanup; its URL."""
+    import psycopg2
+
+    def execute(statement: str) -> None:
+        conn = psycopg2.connect(admin_url)
+        conn.autocommit = True  # CREATE and DROP DATABASE refuse to run inside a transaction
+        try:
+            with conn.cursor() as cur:
+                cur.execute(statement)
+        finally:
+            conn.close()
+
+    def drop() -> None:
+        execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    drop()  # the leftover of an interrupted run that had the same name
+    execute(f'CREATE DATABASE "{name}"')
+    CLEANUP.push(drop)
+    return urlunparse(urlparse(admin_url)._replace(path="/" + name, query=""))
+
+
+# --- servers --------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """A server process with its output in ``log_path``, stopped at cleanup."""
+
+    def __init__(self, command: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.log_path = log_path
+        self._log = open(log_path, "ab")
+        # A session of its own: a supervisor and its workers share one process group to stop, and a
+        # Ctrl-C in the terminal reaches only the script, which then stops them in order.
+        self.proc = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        CLEANUP.push(self.stop)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self._signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                self.proc.wait(timeout=15)
+        self._signal(signal.SIGKILL)  # workers left behind by a supervisor that died first
+        self._log.close()
+
+    def _signal(self, sig) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def tail(self, lines: int = 30, skip: str | None = None) -> str:
+        """The last ``lines`` of the log, without those containing ``skip`` (an access log's, say)."""
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join([line for line in text if not skip or skip not in line][-lines:])
+
+    def group(self) -> list[int]:
+        """The pids of its process group: a supervisor and its workers."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[2]) == self.proc.pid:  # pgrp
+                    pids.append(int(entry.name))
+        return pids
+
+    def check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.tail()}")
+
+
+# No proxy from the environment for requests to our own servers on 127.0.0.1.
+_LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def fetch(url: str, *, method: str = "GET", headers: dict[str, str] | None = None, json_body=None,
+          timeout: float = 10.0) -> tuple[int, bytes]:
+    """(status, body) of one request; an error status is an answer here, not an exception."""
+    data = None if json_body is None else json.dumps(json_body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with _LOCAL.open(request, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def wait_ready(server: Server, url: str, headers: dict[str, str] | None = None, timeout: float = 60.0) -> None:
+    """Until ``url`` answers 200; fails with the log's tail when the server exits or the time is up."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        server.check_alive()
+        try:
+            if fetch(url, headers=headers, timeout=2)[0] == 200:
+                return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"server not ready after {timeout:.0f}s:\n{server.tail()}")
+
+
+def run_child(command: list[str], env: dict[str, str], timeout: float, what: str) -> str:
+    """A short-lived child's stdout; subprocess.run kills it on timeout or interrupt."""
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    return done.stdout
+
+
+def service_env(**settings) -> dict[str, str]:
+    """This environment for one of the project's servers: on 127.0.0.1, SQLite unless DATABASE_URL
+    is given, the bundled model, rate limiting on with limits never reached, unbuffered output;
+    then ``settings`` (None leaves a variable unset)."""
+    env = dict(os.environ)
+    for name in ("DATABASE_URL", "STT_MODEL_PATH"):
+        env.pop(name, None)
+    env.update(HOST="127.0.0.1", RATE_LIMITS_ENABLED="true", DEFAULT_REQUESTS_PER_MINUTE=UNLIMITED,
+               DEFAULT_REQUESTS_PER_DAY=UNLIMITED, PYTHONUNBUFFERED="1")
+    env.update({name: str(value) for name, value in settings.items() if value is not None})
+    return env
+
+
+def bootstrap(env: dict[str, str], workspace: str = "Bench", email: str = "bench@example.com") -> dict:
+    """``python -m api.admin bootstrap`` on the database of ``env``: {workspaceId, userId, token}."""
+    out = run_child([sys.executable, "-m", "api.admin", "bootstrap", "--workspace", workspace, "--email", email],
+                    env, 120, "bootstrap")
+    return json.loads(out)
+
+
+class SttServer(NamedTuple):
+    server: Server
+    port: int
+    token: str
+
+
+def start_stt_server(work: Path, model: Path, **settings) -> SttServer:
+    """``python -m stt.server`` on a fresh DATA_DIR in ``work`` holding ``model``, with a workspace
+    and token bootstrapped there, once it answers /ready. ``settings``: its environment (STT_*)."""
+    data_dir = scratch_dir("server_", work)
+    # The model where the server would have converted it itself, so no start pays for a conversion.
+    (data_dir / "models").mkdir()
+    target = data_dir / "models" / model.name
+    try:
+        os.link(model, target)
+    except OSError:
+        shutil.copyfile(model, target)
+    port = free_port()
+    env = service_env(STT_PORT=port, DATA_DIR=data_dir, **settings)
+    token = bootstrap(env)["token"]
+    server = Server([sys.executable, "-m", "stt.server"], env, data_dir / "server.log")
+    wait_ready(server, f"http://127.0.0.1:{port}/ready", timeout=120)
+    return SttServer(server, port, token)
+
+
+# --- machine load ---------------------------------------------------------------------------------
+
+class CpuMeter:
+    """Cores busy during a phase: those of the processes ``pids``, and everyone else's (all busy time
+    in /proc/stat minus this process, its reaped children and ``pids``). The cores are shared, so
+    the second says how much of a phase's figures may come from outside."""
+
+    def __init__(self, pids=()) -> None:
+        self.pids = list(pids)
+        self.start = self._sample()
+
+    def _sample(self) -> tuple[float, float, float, float]:
+        tick = os.sysconf("SC_CLK_TCK")
+        busy = watched = 0.0
+        try:
+            with open("/proc/stat") as fh:
+                values = [int(v) for v in fh.readline().split()[1:]]
+            # user nice system idle iowait irq softirq steal: everything but idle and iowait
+            busy = (sum(values[:8]) - values[3] - values[4]) / tick
+        except (OSError, ValueError, IndexError):
+            pass
+        for pid in self.pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                watched += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            except (OSError, ValueError, IndexError):
+                pass
+        t = os.times()
+        return time.monotonic(), busy, watched, t.user + t.system + t.children_user + t.children_system
+
+    def cores(self) -> tuple[float, float]:
+        """(cores of ``pids``, cores of every other process) on average since the meter started."""
+        now = self._sample()
+        elapsed = max(now[0] - self.start[0], 1e-9)
+        watched = now[2] - self.start[2]
+        others = (now[1] - self.start[1]) - watched - (now[3] - self.start[3])
+        return watched / elapsed, max(0.0, others / elapsed)
+
+
+# --- the speech fixture ---------------------------------------------------------------------------
+
+def fixture_pcm() -> bytes:
+    """tests/fixtures/jfk.wav's samples: 16-bit little-endian mono at SAMPLE_RATE."""
+    with wave.open(str(FIXTURE)) as w:
+        if (w.getnchannels(), w.getsampwidth(), w.getframerate()) != (1, 2, SAMPLE_RATE):
+            raise RuntimeError(f"{FIXTURE} is not 16-bit mono {SAMPLE_RATE} Hz")
+        return w.readframes(w.getnframes())
