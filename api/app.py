@@ -8,9 +8,12 @@ admission (401, 403, 429: see api.authorization) and then the handler named by t
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from importlib import import_module
+
+import anyio.to_thread
 
 from connexion import AsyncApp, context
 from connexion.datastructures import MediaTypeDict
@@ -72,12 +75,22 @@ def _middlewares(settings: Settings) -> list:
     return stack
 
 
+def _lifespan(settings: Settings):
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        # The worker threads every handler hop takes (see Settings.handler_threads).
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
+        yield
+
+    return lifespan
+
+
 def create_app(settings: Settings | None = None, *, migrate_schema: bool = True):
     """The ASGI app; ``uvicorn api.app:create_app --factory`` serves it."""
     settings = settings or Settings.from_env()
     boot(settings, migrate_schema=migrate_schema)
     app = AsyncApp(__name__, specification_dir=str(contract.SPEC_DIR), middlewares=_middlewares(settings),
-                   jsonifier=envelope.FastJsonifier())
+                   jsonifier=envelope.FastJsonifier(), lifespan=_lifespan(settings))
     # The bundled document, parsed once per process (its YAML files take a tenth of a second).
     app.add_api(contract.document(), base_path=contract.BASE_PATH, resolver=HandlerResolver(),
                 strict_validation=True,

@@ -32,6 +32,8 @@ class Settings:
     data_dir: str = "data"
     database_url: str | None = None
     db_pool_size: int = 20
+    # Threads per API process that run handlers and their SQL; None: 1 on SQLite, 2 on PostgreSQL.
+    api_threads: int | None = None
     # The platform default for credentials without their own limit; switched off as a whole by rate_limits_enabled.
     rate_limits_enabled: bool = True
     default_requests_per_minute: int = 600
@@ -48,6 +50,19 @@ class Settings:
     stt_max_streams: int = 2  # real-time sessions at once; past it a new one gets an error frame
     cors_origins: str = "*"  # origins whose pages may call the speech server, comma-separated
 
+    def handler_threads(self) -> int:
+        """How many requests of one API process run their handler and SQL at once.
+
+        Handlers are CPU-bound Python that drop the GIL for every statement and must win it back:
+        with many threads each statement's return waits behind the others (at 16 concurrent
+        requests on SQLite, 40 threads served 410 req/s with p99 72 ms, one thread 620 req/s with
+        p99 35 ms). SQLite answers in-process, so one thread keeps a core busy; PostgreSQL answers
+        over a socket, so a second thread works while the first waits. Requests beyond these
+        wait their turn in order. Never more than the pool's connections.
+        """
+        wanted = self.api_threads or (2 if (self.database_url or "").startswith(("postgres://", "postgresql://")) else 1)
+        return max(1, min(wanted, self.db_pool_size))
+
     def rate_limit_policy(self) -> Policy:
         default = Limit(self.default_requests_per_minute, self.default_requests_per_day)
         return Policy(enabled=self.rate_limits_enabled,
@@ -63,6 +78,7 @@ class Settings:
             data_dir=os.environ.get("DATA_DIR", cls.data_dir),
             database_url=os.environ.get("DATABASE_URL") or None,
             db_pool_size=_int("DB_POOL_SIZE", cls.db_pool_size),
+            api_threads=_int("API_THREADS", 0) or None,
             rate_limits_enabled=_bool("RATE_LIMITS_ENABLED", cls.rate_limits_enabled),
             default_requests_per_minute=_int("DEFAULT_REQUESTS_PER_MINUTE", cls.default_requests_per_minute),
             default_requests_per_day=_int("DEFAULT_REQUESTS_PER_DAY", cls.default_requests_per_day),

@@ -8,7 +8,7 @@ from models.errors import InvalidInput
 
 def iso(value: datetime | None) -> str | None:
     """A stored timestamp (naive UTC) as the wire writes it: ISO 8601 with milliseconds and Z."""
-    return None if value is None else value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    return None if value is None else value.isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_datetime(value: str | None, field: str) -> datetime | None:

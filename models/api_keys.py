@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
-from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
+from peewee import SQL, BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField, fn
 
 from .db import FrozenListField, database, utcnow
 from .errors import Forbidden, InvalidInput, NotFound
@@ -40,7 +40,8 @@ class ApiKey(WorkspaceScoped):
     permissions = FrozenListField()
 
     class Meta:
-        indexes = ((("workspace", "created_at"), False),)
+        # The list's order, newest first, with the id to break ties: a page reads just its rows.
+        indexes = ((("workspace", "created_at", "id"), False),)
 
 
 
@@ -78,13 +79,19 @@ def _keys(workspace_id, user_id=None):
     return query if user_id is None else query.where(ApiKey.user == user_id)
 
 
-_NEWEST_FIRST = (ApiKey.created_at.desc(), ApiKey.id)
+_NEWEST_FIRST = (ApiKey.created_at.desc(), ApiKey.id.desc())
+_COUNT = fn.COUNT(SQL("1"))
 # One of each shape: every key of the workspace, or the caller's own.
 _PAGE = {
     True: Prepared(lambda workspace_id, limit, offset:
                    _keys(workspace_id).order_by(*_NEWEST_FIRST).limit(limit).offset(offset)),
     False: Prepared(lambda workspace_id, user_id, limit, offset:
                     _keys(workspace_id, user_id).order_by(*_NEWEST_FIRST).limit(limit).offset(offset)),
+}
+_TOTAL = {
+    True: Prepared(lambda workspace_id: ApiKey.in_workspace(workspace_id, _COUNT)),
+    False: Prepared(lambda workspace_id, user_id: ApiKey.in_workspace(workspace_id, _COUNT)
+                    .where(ApiKey.user == user_id)),
 }
 _ONE = {
     True: Prepared(lambda workspace_id, key_id: _keys(workspace_id).where(ApiKey.id == key_id)),
@@ -134,7 +141,8 @@ def list_api_keys(principal: Principal, *, workspace_id: str, limit: int, offset
     """The keys the caller may see, newest first."""
     every = MANAGE_OTHERS in principal.permissions
     own = {} if every else {"user_id": principal.user_id}
-    return page(_PAGE[every], ApiKeyRecord, limit=limit, offset=offset, workspace_id=workspace_id, **own)
+    return page(_PAGE[every], _TOTAL[every], ApiKeyRecord, limit=limit, offset=offset,
+                workspace_id=workspace_id, **own)
 
 
 def get_api_key(principal: Principal, *, workspace_id: str, key_id: str) -> ApiKeyRecord:

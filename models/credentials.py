@@ -35,7 +35,8 @@ _ACCESS_TOKEN = Statement('''
     SELECT t.id, t.user_id, t.token_hash, t.expires_at, u.is_active, m.workspace_id, m.role
     FROM access_token t
     JOIN "user" u ON u.id = t.user_id
-    LEFT JOIN membership m ON m.user_id = t.user_id AND ({p} IS NULL OR m.workspace_id = {p})
+    LEFT JOIN membership m ON m.user_id = t.user_id
+        AND (CAST({p} AS VARCHAR(255)) IS NULL OR m.workspace_id = {p})
     WHERE t.token_hash = {p}
     LIMIT 2''')
 

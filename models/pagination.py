@@ -1,7 +1,9 @@
 """Limit/offset pages, and the `pagination` object every list response carries.
 
-A page costs two statements whatever its size: the rows, and their total. Both come from one
-``Prepared`` query (see models.sql), which takes ``limit`` and ``offset`` among its parameters.
+A page costs two statements whatever its size: the rows, and their total (a short first page
+is its own total, so then one). Both are ``Prepared`` queries (see models.sql): the rows ordered
+along an index that starts with the scope (workspace) and ends with a unique column, so that the
+database reads just the page; the total without joins or order, so that it counts index entries.
 """
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ class Page(Generic[R]):
         return {"total": self.total, "limit": self.limit, "offset": self.offset}
 
 
-def page(query: Prepared, record: type[R], *, limit: int, offset: int, **params) -> Page[R]:
-    items = query.records(record, limit=limit, offset=offset, **params)
-    # A short first page holds every row: no need to count them.
-    total = len(items) if offset == 0 and len(items) < limit else query.count(limit=limit, offset=offset, **params)
-    return Page(items=items, total=total, limit=limit, offset=offset)
+def page(rows: Prepared, total: Prepared, record: type[R], *, limit: int, offset: int, **params) -> Page[R]:
+    """``rows`` takes ``limit`` and ``offset`` besides ``params``; ``total`` takes ``params``."""
+    items = rows.records(record, limit=limit, offset=offset, **params)
+    count = len(items) if offset == 0 and len(items) < limit else total.scalar(**params)
+    return Page(items=items, total=count, limit=limit, offset=offset)

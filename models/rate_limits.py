@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from peewee import BigIntegerField, CharField, IntegerField
 
-from .db import BaseModel, is_postgres
+from .db import BaseModel
 from .sql import Statement
 
 
@@ -79,7 +79,7 @@ _UPSERT = '''
       AND (excluded.day > rate_limit_usage.day OR rate_limit_usage.day_hits < {p})
     RETURNING minute_hits, day_hits'''
 # One round trip, one implicit transaction: the SET LOCAL applies to the upsert's commit alone.
-_HIT = {False: Statement(_UPSERT), True: Statement("SET LOCAL synchronous_commit TO OFF; " + _UPSERT)}
+_HIT = Statement(_UPSERT, pg_prefix="SET LOCAL synchronous_commit TO OFF; ")
 _USAGE = Statement("SELECT minute, minute_hits, day, day_hits FROM rate_limit_usage WHERE credential_id = {p}")
 
 
@@ -87,7 +87,7 @@ def consume(credential_id: str, limit: Limit, *, now: float | None = None) -> De
     """Count one request against ``limit`` if it fits in both windows; refuse it otherwise."""
     now = time.time() if now is None else now
     minute, day = int(now // 60), int(now // 86_400)
-    row = _HIT[is_postgres()].one(credential_id, minute, day, limit.per_minute, limit.per_day)
+    row = _HIT.one(credential_id, minute, day, limit.per_minute, limit.per_day)
     if row is None:
         return _refusal(credential_id, limit, now, minute)
     minute_left, day_left = limit.per_minute - row[0], limit.per_day - row[1]

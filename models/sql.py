@@ -10,25 +10,66 @@ more than the query costs the database), and builds a model instance per row, fi
   placeholder style, then only executed, its rows converted by the selected fields' own
   conversions into a ``NamedTuple`` record. For list pages and single reads of a resource.
 
+On PostgreSQL both are server-side prepared statements: PREPARE once per connection, then
+EXECUTE, so the server neither parses nor plans them again (that halves the server's CPU for a
+credential lookup). The statements live as long as the pooled connection; a pooler between the
+service and PostgreSQL must keep sessions (PgBouncer's session mode, not transaction mode).
+
 Writes, and reads off the hot path, use Peewee's query builder as usual.
 """
 from __future__ import annotations
 
 import inspect
+import itertools
+import re
+import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
-from peewee import SQL, CharField, Field, ForeignKeyField, IntegerField, Query, TextField, fn
+from datetime import datetime
 
-from .db import JSONField, database
+from peewee import CharField, DateTimeField, Field, ForeignKeyField, IntegerField, Query, TextField
+
+from .db import JSONField, database, is_postgres
 
 R = TypeVar("R", bound=NamedTuple)
 
 
+# Which statements each pooled connection has prepared; a connection that is closed drops out.
+_prepared_on: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+_names = itertools.count(1)
+
+
+class _ServerPrepared:
+    """One statement as PostgreSQL prepares it: ``%s`` placeholders become $1, $2..."""
+
+    def __init__(self, sql: str, prefix: str = "") -> None:
+        self.name = f"svc_stmt_{next(_names)}"
+        numbers = itertools.count(1)
+        body = re.sub(r"%s|%%", lambda m: f"${next(numbers)}" if m[0] == "%s" else "%", sql)
+        self.prepare = f"PREPARE {self.name} AS {body}"
+        count = sql.count("%s") - sql.count("%%s")
+        self.execute_sql = f"{prefix}EXECUTE {self.name}" + (f" ({', '.join(['%s'] * count)})" if count else "")
+
+    def execute(self, params):
+        conn = database.connection()
+        done = _prepared_on.get(conn)
+        if done is None:
+            done = _prepared_on[conn] = set()
+        if self.name not in done:
+            database.execute_sql(self.prepare)
+            done.add(self.name)
+        return database.execute_sql(self.execute_sql, params)
+
+
 class Statement:
-    def __init__(self, template: str) -> None:
+    """``pg_prefix``: statements PostgreSQL runs first in the same round trip (and transaction)."""
+
+    def __init__(self, template: str, *, pg_prefix: str = "") -> None:
         self.template = " ".join(template.split())
+        self.pg_prefix = pg_prefix
         self._by_style: dict[str, str] = {}
+        self._server: _ServerPrepared | None = None
 
     def sql(self) -> str:
         style = database.param
@@ -38,6 +79,10 @@ class Statement:
         return text
 
     def execute(self, *params):
+        if is_postgres():
+            if self._server is None:
+                self._server = _ServerPrepared(self.sql(), self.pg_prefix)
+            return self._server.execute(params)
         return database.execute_sql(self.sql(), params)
 
     def one(self, *params):
@@ -51,6 +96,7 @@ class _Compiled(NamedTuple):
     sql: str
     slots: tuple  # for each placeholder: the parameter's name, or a constant wrapped in a 1-tuple
     converters: tuple  # per selected column: a conversion, or None
+    server: _ServerPrepared | None  # on PostgreSQL
 
 
 class Prepared:
@@ -64,31 +110,31 @@ class Prepared:
     def __init__(self, build: Callable[..., Query]) -> None:
         self.build = build
         self.names = tuple(inspect.signature(build).parameters)
-        self._by_style: dict[tuple[str, bool], _Compiled] = {}
+        self._by_style: dict[str, _Compiled] = {}
 
-    def _compiled(self, count: bool) -> _Compiled:
-        key = (database.param, count)
-        compiled = self._by_style.get(key)
+    def _compiled(self) -> _Compiled:
+        compiled = self._by_style.get(database.param)
         if compiled is None:
             markers = {name: f"\x00{name}\x00" for name in self.names}
             query = self.build(**markers)
-            if count:
-                query = query.order_by().limit(None).offset(None).select(fn.COUNT(SQL("1")))
             sql, params = query.sql()
             by_marker = {marker: name for name, marker in markers.items()}
             slots = tuple(by_marker.get(p, (p,)) if isinstance(p, str) else (p,) for p in params)
             converters = tuple(_converter(column) for column in query.selected_columns)
-            compiled = self._by_style[key] = _Compiled(sql, slots, converters)
+            server = _ServerPrepared(sql) if is_postgres() else None
+            compiled = self._by_style[database.param] = _Compiled(sql, slots, converters, server)
         return compiled
 
-    def _execute(self, count: bool, params: dict[str, Any]):
-        compiled = self._compiled(count)
+    def _execute(self, params: dict[str, Any]):
+        compiled = self._compiled()
         values = [params[slot] if isinstance(slot, str) else slot[0] for slot in compiled.slots]
+        if compiled.server is not None:
+            return compiled, compiled.server.execute(values)
         return compiled, database.execute_sql(compiled.sql, values)
 
     def records(self, record: type[R], **params) -> list[R]:
         """Every row, as ``record``s (its fields in the order the query selects them)."""
-        compiled, cursor = self._execute(False, params)
+        compiled, cursor = self._execute(params)
         converters = compiled.converters
         make = record._make
         return [make([value if value is None or convert is None else convert(value)
@@ -98,9 +144,10 @@ class Prepared:
         rows = self.records(record, **params)
         return rows[0] if rows else None
 
-    def count(self, **params) -> int:
-        """How many rows the query has, without its order, limit and offset."""
-        return self._execute(True, params)[1].fetchone()[0]
+    def scalar(self, **params):
+        """The first column of the first row: a count, an existence check."""
+        row = self._execute(params)[1].fetchone()
+        return None if row is None else row[0]
 
 
 def _converter(column):
@@ -112,4 +159,11 @@ def _converter(column):
     target = node.rel_field if isinstance(node, ForeignKeyField) else node
     if isinstance(target, (CharField, TextField, IntegerField)) and not isinstance(target, JSONField):
         return None
+    if isinstance(target, DateTimeField):
+        return _timestamp
     return node.python_value
+
+
+def _timestamp(value):
+    """SQLite's stored text ('2026-11-23 10:00:00.123456') or PostgreSQL's datetime, as a datetime."""
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
