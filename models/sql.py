@@ -22,11 +22,11 @@ from __future__ import annotations
 import inspect
 import itertools
 import re
+import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
-
 from datetime import datetime
+from typing import Any, NamedTuple, TypeVar
 
 from peewee import CharField, DateTimeField, Field, ForeignKeyField, IntegerField, Query, TextField
 
@@ -37,6 +37,7 @@ R = TypeVar("R", bound=NamedTuple)
 
 # Which statements each pooled connection has prepared; a connection that is closed drops out.
 _prepared_on: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+_prepared_lock = threading.Lock()
 _names = itertools.count(1)
 
 
@@ -45,17 +46,22 @@ class _ServerPrepared:
 
     def __init__(self, sql: str, prefix: str = "") -> None:
         self.name = f"svc_stmt_{next(_names)}"
-        numbers = itertools.count(1)
-        body = re.sub(r"%s|%%", lambda m: f"${next(numbers)}" if m[0] == "%s" else "%", sql)
-        self.prepare = f"PREPARE {self.name} AS {body}"
-        count = sql.count("%s") - sql.count("%%s")
+        count = 0
+
+        def number(match) -> str:
+            nonlocal count
+            if match[0] == "%%":
+                return "%"
+            count += 1
+            return f"${count}"
+
+        self.prepare = f"PREPARE {self.name} AS {re.sub(r'%s|%%', number, sql)}"
         self.execute_sql = f"{prefix}EXECUTE {self.name}" + (f" ({', '.join(['%s'] * count)})" if count else "")
 
     def execute(self, params):
         conn = database.connection()
-        done = _prepared_on.get(conn)
-        if done is None:
-            done = _prepared_on[conn] = set()
+        with _prepared_lock:
+            done = _prepared_on.setdefault(conn, set())
         if self.name not in done:
             database.execute_sql(self.prepare)
             done.add(self.name)
