@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.settings import Settings
-from models.access import admit, bearer_secret, require
+from models.access import admit, bearer_secret
 from models.db import session
 from models.errors import InvalidInput
 from models.principal import Principal
@@ -43,12 +43,8 @@ class Admission:
         """The caller, or the domain's Unauthenticated, Forbidden, RateLimited, InvalidInput.
         Call it inside a ``session()``, in a worker thread."""
         self.ran = True
-        principal, decision = admit(self.secret, policy=self.policy, workspace_id=self.workspace_id)
-        if decision is not None:
-            add_response_headers(decision.headers())
-        if self.permission is not None:
-            require(principal, self.permission)
-        return principal
+        return admit(self.secret, policy=self.policy, workspace_id=self.workspace_id,
+                     permission=self.permission, report=add_response_headers)
 
     def run_in_session(self) -> Principal:
         with session():
@@ -85,8 +81,6 @@ class AuthorizationOperation:
         # The handler must act in the very workspace checked here, so there must be only one.
         if len(values) > 1:
             raise InvalidInput("workspaceId must be given once.")
-        if values and "\x00" in values[0]:
-            raise InvalidInput("Invalid value for query parameter workspaceId: must not contain a NUL character.")
         return values[0] if values else None
 
 

@@ -56,7 +56,10 @@ class RequestContextMiddleware:
                 status = message["status"]
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
                 headers.append((b"x-request-id", state.id.encode()))
-                headers.extend((k.lower().encode(), v.encode()) for k, v in state.response_headers.items())
+                present = {k.lower() for k, _ in headers}
+                # A header the response already sets (a 429's own Retry-After...) is not sent twice.
+                headers.extend((name, v.encode()) for k, v in state.response_headers.items()
+                               if (name := k.lower().encode()) not in present)
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from models.db import is_postgres_url
 from models.rate_limits import Limit, Policy
 
 
@@ -60,7 +61,7 @@ class Settings:
         over a socket, so a second thread works while the first waits. Requests beyond these
         wait their turn in order. Never more than the pool's connections.
         """
-        wanted = self.api_threads or (2 if (self.database_url or "").startswith(("postgres://", "postgresql://")) else 1)
+        wanted = self.api_threads or (2 if is_postgres_url(self.database_url) else 1)
         return max(1, min(wanted, self.db_pool_size))
 
     def rate_limit_policy(self) -> Policy:

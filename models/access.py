@@ -1,26 +1,39 @@
 """Admission of a request, shared by both servers: who is calling, may it call now, may it do this."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .credentials import authenticate
 from .errors import Forbidden, InvalidInput, RateLimited, Unauthenticated
 from .principal import Principal
-from .rate_limits import Decision, Policy, consume
+from .rate_limits import Policy, consume
 
 
-def admit(secret: str, *, policy: Policy, workspace_id: str | None = None) -> tuple[Principal, Decision | None]:
-    """Authenticate ``secret`` and count the request against its rate limit.
+def admit(secret: str, *, policy: Policy, workspace_id: str | None = None, permission: str | None = None,
+          report: Callable[[dict[str, str]], None] | None = None) -> Principal:
+    """Authenticate ``secret``, count the request against its rate limit, and check ``permission``.
 
-    Raises Unauthenticated or Forbidden (see ``authenticate``), and RateLimited, whose headers
-    say when to retry. Runs inside the caller's ``session()``: two statements (the credential,
-    the rate-limit upsert) on the common path.
+    ``report`` receives the rate-limit headers once the request is admitted, so a refusal that
+    follows (403 for a missing permission, 400 from validation) carries them too; a 429 carries
+    its own. Raises Unauthenticated
+    or Forbidden (see ``authenticate``), RateLimited, InvalidInput. Runs inside the caller's
+    ``session()``: two statements (the credential, the rate-limit upsert) on the common path.
     """
+    if workspace_id is not None and "\x00" in workspace_id:
+        # PostgreSQL cannot compare text holding NUL: refuse it here for both servers.
+        raise InvalidInput("Invalid value for query parameter workspaceId: must not contain a NUL character.")
     principal = authenticate(secret, workspace_id=workspace_id)
     limit = policy.limit_for(principal.rate_limit)
     decision = consume(principal.credential_id, limit) if limit else None
-    if decision is not None and not decision.allowed:
-        raise RateLimited(f"Rate limit of {decision.limit} requests exceeded; retry in {decision.reset_s} s.",
-                          headers=decision.headers())
-    return principal, decision
+    if decision is not None:
+        if not decision.allowed:
+            raise RateLimited(f"Rate limit of {decision.limit} requests exceeded; retry in {decision.reset_s} s.",
+                              headers=decision.headers())
+        if report is not None:
+            report(decision.headers())
+    if permission is not None:
+        require(principal, permission)
+    return principal
 
 
 def require(principal: Principal, permission: str) -> None:

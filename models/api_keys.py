@@ -132,22 +132,23 @@ def create_api_key(
         requests_per_minute=rate_limit.per_minute if rate_limit else None,
         requests_per_day=rate_limit.per_day if rate_limit else None,
     )
-    return ApiKeyRecord(key.id, workspace_id, owner.user.id, name, True, now, None, expiry, frozen,
-                        key.requests_per_minute, key.requests_per_day, owner.user.email,
-                        owner.user.display_name), secret
+    return ApiKeyRecord(
+        id=key.id, workspace_id=workspace_id, user_id=owner.user.id, name=name, is_active=True, created_at=now,
+        last_used_at=None, expires_at=expiry, permissions=tuple(frozen),
+        requests_per_minute=key.requests_per_minute, requests_per_day=key.requests_per_day,
+        user_email=owner.user.email, user_display_name=owner.user.display_name,
+    ), secret
 
 
 def list_api_keys(principal: Principal, *, workspace_id: str, limit: int, offset: int) -> Page[ApiKeyRecord]:
     """The keys the caller may see, newest first."""
-    every = MANAGE_OTHERS in principal.permissions
-    own = {} if every else {"user_id": principal.user_id}
+    every, own = _visibility(principal)
     return page(_PAGE[every], _TOTAL[every], ApiKeyRecord, limit=limit, offset=offset,
                 workspace_id=workspace_id, **own)
 
 
 def get_api_key(principal: Principal, *, workspace_id: str, key_id: str) -> ApiKeyRecord:
-    every = MANAGE_OTHERS in principal.permissions
-    own = {} if every else {"user_id": principal.user_id}
+    every, own = _visibility(principal)
     key = _ONE[every].first(ApiKeyRecord, workspace_id=workspace_id, key_id=key_id, **own)
     if key is None:
         raise NotFound(f"No API key {key_id} in this workspace.")
@@ -159,14 +160,23 @@ def delete_api_keys(principal: Principal, *, workspace_id: str, ids: list[str]) 
     wanted = list(dict.fromkeys(ids))
     with database.atomic():
         visible = ApiKey.in_workspace(workspace_id, ApiKey.id).where(ApiKey.id.in_(wanted))
-        if MANAGE_OTHERS not in principal.permissions:
-            visible = visible.where(ApiKey.user == principal.user_id)
+        every, own = _visibility(principal)
+        if not every:
+            visible = visible.where(ApiKey.user == own["user_id"])
         found = [k.id for k in visible]
         if not found:
             return 0
         deleted = ApiKey.delete().where(ApiKey.id.in_(found)).execute()
         forget(found)
     return deleted
+
+
+def _visibility(principal: Principal) -> tuple[bool, dict]:
+    """Which keys the caller sees: every key of the workspace with api-keys:manage-others, else
+    its own; as the shape key of the prepared queries and the parameters they then take."""
+    if MANAGE_OTHERS in principal.permissions:
+        return True, {}
+    return False, {"user_id": principal.user_id}
 
 
 def _expiry(expires_at: datetime | None, now: datetime) -> datetime:

@@ -35,7 +35,7 @@ SQLITE_PRAGMAS = {
 
 def open_database(url: str | None, data_dir: str | os.PathLike = "data", pool_size: int = 20) -> Database:
     """Bind the models to SQLite under ``data_dir`` or to PostgreSQL when ``url`` says so."""
-    if url and url.startswith(("postgres://", "postgresql://")):
+    if is_postgres_url(url):
         db = _postgres(url, pool_size)
     elif url and url.startswith("sqlite:///"):
         db = _sqlite(Path(url[len("sqlite:///"):]))
@@ -45,6 +45,10 @@ def open_database(url: str | None, data_dir: str | os.PathLike = "data", pool_si
         db = _sqlite(Path(data_dir) / "service.sqlite3")
     database.initialize(db)
     return db
+
+
+def is_postgres_url(url: str | None) -> bool:
+    return bool(url) and url.startswith(("postgres://", "postgresql://"))
 
 
 def _sqlite(path: Path) -> SqliteDatabase:
@@ -153,11 +157,13 @@ class _Pool(PooledPostgresqlDatabase):
         return super()._is_closed(conn)
 
     def _close(self, conn, close_conn=False):
-        if close_conn:
-            self._checked_in.pop(id(conn), None)
-        else:
-            self._checked_in[id(conn)] = time.monotonic()
+        self._checked_in[id(conn)] = time.monotonic()
         super()._close(conn, close_conn)
+
+    def _close_raw(self, conn):
+        # Closed for good (stale, unusable, or on request): forget it, or the record would outlive it.
+        self._checked_in.pop(id(conn), None)
+        super()._close_raw(conn)
 
 
 def _postgres(url: str, pool_size: int) -> PooledPostgresqlDatabase:

@@ -11,7 +11,7 @@ import asyncio
 
 from aiohttp import web
 
-from models.access import admit, bearer_secret, require
+from models.access import admit, bearer_secret
 from models.db import session
 
 from .state import State
@@ -33,11 +33,8 @@ async def authenticate(request: web.Request, state: State, *, permission: str | 
 
     def run():
         with session():
-            principal, decision = admit(secret, policy=state.policy, workspace_id=workspace_id)
-        if decision is not None:
-            request[_RATE_HEADERS] = decision.headers()
-        if permission is not None:
-            require(principal, permission)
+            admit(secret, policy=state.policy, workspace_id=workspace_id, permission=permission,
+                  report=lambda headers: request.__setitem__(_RATE_HEADERS, headers))
 
     # admit() queries the database: off the event loop.
     await asyncio.get_running_loop().run_in_executor(None, run)

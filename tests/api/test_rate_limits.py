@@ -20,6 +20,8 @@ def test_a_keys_own_limit_is_enforced_with_headers(platform):
     assert [r.headers["ratelimit-remaining"] for r in responses] == ["2", "1", "0", "0"]
     assert all(r.headers["ratelimit-limit"] == "3" for r in responses)
     refused = responses[-1]
+    # Each header once: the 429's own, not a second copy from the admitted path.
+    assert all(len(refused.headers.get_list(name)) == 1 for name in ("ratelimit-limit", "retry-after"))
     assert 1 <= int(refused.headers["retry-after"]) <= 60
     assert refused.headers["ratelimit-reset"] == refused.headers["retry-after"]
     assert refused.json()["success"] is False and "3 requests" in refused.json()["data"]["message"]
@@ -79,5 +81,42 @@ def test_two_worker_processes_on_postgres_admit_exactly_the_limit(tmp_path, scra
         with ThreadPoolExecutor(12) as pool:
             statuses = list(pool.map(call, range(60)))
         assert statuses.count(200) == 25 and statuses.count(429) == 35, statuses
+    finally:
+        stop_server(server)
+
+
+@pytest.mark.postgres
+def test_a_deleted_or_deactivated_key_stops_at_once_in_every_worker(tmp_path, scratch_postgres):
+    """Nothing about a credential is cached: the very next request, in whichever process, refuses it."""
+    url = scratch_postgres()
+    server = start_server(tmp_path, DATABASE_URL=url, WORKERS=2, RATE_LIMITS_ENABLED="true")
+    try:
+        owner = server.admin("bootstrap", "--workspace", "w", "--email", "owner@example.com")
+        params = {"workspaceId": owner["workspaceId"]}
+        headers = {"Authorization": f"Bearer {owner['token']}"}
+
+        def new_key() -> tuple[str, dict]:
+            r = httpx.post(f"{server.url}/api/v2/api-keys", params=params, headers=headers,
+                           json={"name": "k", "userId": owner["userId"]})
+            result = r.json()["data"]["result"]
+            return result["apiKey"]["id"], {"Authorization": f"Bearer {result['key']}"}
+
+        def statuses(key_headers) -> set[int]:
+            # Fresh connections, which the kernel spreads over both workers.
+            with ThreadPoolExecutor(8) as pool:
+                return set(pool.map(lambda _: httpx.get(f"{server.url}{CATALOG}", headers=key_headers).status_code,
+                                    range(24)))
+
+        deleted_id, deleted = new_key()
+        deactivated_id, deactivated = new_key()
+        assert statuses(deleted) == statuses(deactivated) == {200}
+        httpx.delete(f"{server.url}/api/v2/api-keys", params={**params, "ids": deleted_id}, headers=headers)
+        from models.api_keys import ApiKey
+        from models.db import database, open_database, session
+        open_database(url, pool_size=1)
+        with session():
+            ApiKey.update(is_active=False).where(ApiKey.id == deactivated_id).execute()
+        database.close_all()
+        assert statuses(deleted) == statuses(deactivated) == {401}
     finally:
         stop_server(server)

@@ -129,6 +129,12 @@ def test_transcribing_needs_speech_transcribe_and_says_so(stt):
     assert models.status_code == 200 and models.headers["ratelimit-limit"] == "5"
 
 
+def test_a_nul_character_in_the_workspace_is_400_not_a_server_error(stt):
+    r = httpx.post(f"{stt.url}/v1/audio/transcriptions", params={"workspaceId": "w\x00"}, headers=stt.headers,
+                   files=jfk("ogg"))
+    assert_openai_error(r, 400)
+
+
 def test_an_error_after_admission_carries_the_rate_limit_headers(stt):
     r = post(stt, data={"model": "svc-stt"}, files={"other": ("x.txt", b"x")})
     assert r.status_code == 400 and "ratelimit-remaining" in r.headers
