@@ -9,7 +9,7 @@ from peewee import SQL, BooleanField, CharField, DateTimeField, ForeignKeyField,
 from .db import FrozenListField, database, utcnow
 from .errors import Forbidden, InvalidInput, NotFound
 from .identity import Membership, User, new_id
-from .pagination import Page, page
+from .pagination import Page, PageQuery
 from .permissions import ordered, role_permissions, unknown
 from .principal import Principal
 from .rate_limits import Limit, forget
@@ -83,15 +83,13 @@ _NEWEST_FIRST = (ApiKey.created_at.desc(), ApiKey.id.desc())
 _COUNT = fn.COUNT(SQL("1"))
 # One of each shape: every key of the workspace, or the caller's own.
 _PAGE = {
-    True: Prepared(lambda workspace_id, limit, offset:
-                   _keys(workspace_id).order_by(*_NEWEST_FIRST).limit(limit).offset(offset)),
-    False: Prepared(lambda workspace_id, user_id, limit, offset:
-                    _keys(workspace_id, user_id).order_by(*_NEWEST_FIRST).limit(limit).offset(offset)),
-}
-_TOTAL = {
-    True: Prepared(lambda workspace_id: ApiKey.in_workspace(workspace_id, _COUNT)),
-    False: Prepared(lambda workspace_id, user_id: ApiKey.in_workspace(workspace_id, _COUNT)
-                    .where(ApiKey.user == user_id)),
+    True: PageQuery(lambda workspace_id, limit, offset:
+                    _keys(workspace_id).order_by(*_NEWEST_FIRST).limit(limit).offset(offset),
+                    lambda workspace_id: ApiKey.in_workspace(workspace_id, _COUNT)),
+    False: PageQuery(lambda workspace_id, user_id, limit, offset:
+                     _keys(workspace_id, user_id).order_by(*_NEWEST_FIRST).limit(limit).offset(offset),
+                     lambda workspace_id, user_id: ApiKey.in_workspace(workspace_id, _COUNT)
+                     .where(ApiKey.user == user_id)),
 }
 _ONE = {
     True: Prepared(lambda workspace_id, key_id: _keys(workspace_id).where(ApiKey.id == key_id)),
@@ -143,8 +141,7 @@ def create_api_key(
 def list_api_keys(principal: Principal, *, workspace_id: str, limit: int, offset: int) -> Page[ApiKeyRecord]:
     """The keys the caller may see, newest first."""
     every, own = _visibility(principal)
-    return page(_PAGE[every], _TOTAL[every], ApiKeyRecord, limit=limit, offset=offset,
-                workspace_id=workspace_id, **own)
+    return _PAGE[every].page(ApiKeyRecord, limit=limit, offset=offset, workspace_id=workspace_id, **own)
 
 
 def get_api_key(principal: Principal, *, workspace_id: str, key_id: str) -> ApiKeyRecord:

@@ -146,6 +146,17 @@ class Prepared:
         return [make([value if value is None or convert is None else convert(value)
                       for convert, value in zip(converters, row)]) for row in cursor.fetchall()]
 
+    def records_and_last(self, record: type[R], **params) -> tuple[list[R], Any]:
+        """Every row but its last column as ``record``s, and that column's value in the first row
+        (None without rows): what a page and its total, selected together, come back as."""
+        compiled, cursor = self._execute(params)
+        converters = compiled.converters[:-1]
+        make = record._make
+        rows = cursor.fetchall()
+        return [make([value if value is None or convert is None else convert(value)
+                      for convert, value in zip(converters, row)]) for row in rows], \
+            (rows[0][-1] if rows else None)
+
     def first(self, record: type[R], **params) -> R | None:
         rows = self.records(record, **params)
         return rows[0] if rows else None

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from models.api_keys import ApiKey, ApiKeyRecord, _PAGE, _TOTAL
+from models.api_keys import ApiKey, ApiKeyRecord, _PAGE
 from models.db import database, open_database, session
 from models.migrations import migrate
 from models.sql import Statement, _ServerPrepared
@@ -33,14 +33,25 @@ def test_a_prepared_page_returns_what_peewee_does(db):
     for _ in range(5):
         factories.api_key(owner)
     with session():
-        records = _PAGE[True].records(ApiKeyRecord, workspace_id=owner.workspace_id, limit=3, offset=1)
+        page = _PAGE[True].page(ApiKeyRecord, workspace_id=owner.workspace_id, limit=3, offset=1)
         expected = list(ApiKey.in_workspace(owner.workspace_id)
                         .order_by(ApiKey.created_at.desc(), ApiKey.id.desc()).limit(3).offset(1))
-        assert [r.id for r in records] == [k.id for k in expected]
-        assert [(r.created_at, r.expires_at, r.is_active, r.permissions) for r in records] == \
+        assert [r.id for r in page.items] == [k.id for k in expected]
+        assert [(r.created_at, r.expires_at, r.is_active, r.permissions) for r in page.items] == \
                [(k.created_at, k.expires_at, k.is_active, k.permissions) for k in expected]
-        assert _TOTAL[True].scalar(workspace_id=owner.workspace_id) == 5
-        assert _TOTAL[True].scalar(workspace_id="none") == 0
+        assert page.pagination() == {"total": 5, "limit": 3, "offset": 1}
+
+
+@pytest.mark.parametrize("offset, items, total", [(4, 1, 5), (5, 0, 5), (100, 0, 5)])
+def test_a_page_counts_every_row_however_few_it_holds(db, offset, items, total):
+    owner = factories.workspace()
+    for _ in range(5):
+        factories.api_key(owner)
+    with session():
+        page = _PAGE[True].page(ApiKeyRecord, workspace_id=owner.workspace_id, limit=3, offset=offset)
+        assert (len(page.items), page.total) == (items, total)
+        empty = _PAGE[True].page(ApiKeyRecord, workspace_id="none", limit=3, offset=0)
+        assert (empty.items, empty.total) == ([], 0)
 
 
 @pytest.mark.postgres
