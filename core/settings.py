@@ -24,6 +24,11 @@ def _int(name: str, default: int) -> int:
     return default if value in (None, "") else int(value)
 
 
+def _float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return default if value in (None, "") else float(value)
+
+
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
@@ -39,8 +44,11 @@ class Settings:
     rate_limits_enabled: bool = True
     default_requests_per_minute: int = 600
     default_requests_per_day: int = 100_000
+    # How long a request waits for a pooled PostgreSQL connection before it is answered 503.
+    db_pool_timeout_s: float = 10.0
     max_body_bytes: int = 1_048_576
     log_level: str = "INFO"
+    log_format: str = "text"  # or "json": one JSON object per line, for log shippers
     # The speech server.
     stt_enabled: bool = True
     stt_model_path: str | None = None  # a ggml file used as svc-stt instead of the bundled tiny.en
@@ -49,7 +57,22 @@ class Settings:
     stt_queue: int = 4  # uploads that may wait for a worker; past it: 503
     stt_max_file_bytes: int = 15 * 1024 * 1024
     stt_max_streams: int = 2  # real-time sessions at once; past it a new one gets an error frame
-    cors_origins: str = "*"  # origins whose pages may call the speech server, comma-separated
+    # Seconds of audio one upload may hold; longer files are refused before they are decoded.
+    stt_max_audio_seconds: float = 1800.0
+    # An upload body that sends nothing for this long is dropped.
+    stt_body_timeout_s: float = 30.0
+    # OpenAI model ids accepted as the default model, comma-separated.
+    stt_model_aliases: str = "whisper-1,gpt-4o-transcribe,gpt-4o-mini-transcribe"
+    # Real-time sessions: a config frame within, audio at least every, a session at most.
+    stt_config_timeout_s: float = 10.0
+    stt_idle_timeout_s: float = 30.0
+    stt_max_session_s: float = 3600.0
+    # How far a session's audio may run ahead of real time before the server stops reading.
+    stt_realtime_margin_s: float = 10.0
+    # How often an open session's credential is checked again.
+    stt_recheck_s: float = 10.0
+    stt_streams_per_credential: int = 2  # open WebSocket sessions one credential may hold
+    cors_origins: str = ""  # origins whose pages may call either server, comma-separated; none by default
 
     def handler_threads(self) -> int:
         """How many requests of one API process run their handler and SQL at once.
@@ -83,8 +106,10 @@ class Settings:
             rate_limits_enabled=_bool("RATE_LIMITS_ENABLED", cls.rate_limits_enabled),
             default_requests_per_minute=_int("DEFAULT_REQUESTS_PER_MINUTE", cls.default_requests_per_minute),
             default_requests_per_day=_int("DEFAULT_REQUESTS_PER_DAY", cls.default_requests_per_day),
+            db_pool_timeout_s=_float("DB_POOL_TIMEOUT_S", cls.db_pool_timeout_s),
             max_body_bytes=_int("MAX_BODY_BYTES", cls.max_body_bytes),
             log_level=os.environ.get("LOG_LEVEL", cls.log_level).upper(),
+            log_format=os.environ.get("LOG_FORMAT", cls.log_format).lower(),
             stt_enabled=_bool("STT_ENABLED", cls.stt_enabled),
             stt_model_path=os.environ.get("STT_MODEL_PATH") or None,
             stt_threads=_int("STT_THREADS", cls.stt_threads),
@@ -92,5 +117,14 @@ class Settings:
             stt_queue=_int("STT_QUEUE", cls.stt_queue),
             stt_max_file_bytes=_int("STT_MAX_FILE_BYTES", cls.stt_max_file_bytes),
             stt_max_streams=_int("STT_MAX_STREAMS", cls.stt_max_streams),
+            stt_max_audio_seconds=_float("STT_MAX_AUDIO_SECONDS", cls.stt_max_audio_seconds),
+            stt_body_timeout_s=_float("STT_BODY_TIMEOUT_S", cls.stt_body_timeout_s),
+            stt_model_aliases=os.environ.get("STT_MODEL_ALIASES", cls.stt_model_aliases),
+            stt_config_timeout_s=_float("STT_CONFIG_TIMEOUT_S", cls.stt_config_timeout_s),
+            stt_idle_timeout_s=_float("STT_IDLE_TIMEOUT_S", cls.stt_idle_timeout_s),
+            stt_max_session_s=_float("STT_MAX_SESSION_S", cls.stt_max_session_s),
+            stt_realtime_margin_s=_float("STT_REALTIME_MARGIN_S", cls.stt_realtime_margin_s),
+            stt_recheck_s=_float("STT_RECHECK_S", cls.stt_recheck_s),
+            stt_streams_per_credential=_int("STT_STREAMS_PER_CREDENTIAL", cls.stt_streams_per_credential),
             cors_origins=os.environ.get("CORS_ORIGINS", cls.cors_origins),
         )
