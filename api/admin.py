@@ -1,4 +1,9 @@
-"""Operator commands. ``bootstrap`` and ``token`` print one JSON object on stdout and nothing else."""
+"""Operator commands. Each prints one JSON object on stdout and nothing else; an error goes to
+stderr with exit status 2.
+
+``bootstrap`` refuses a workspace name that is already taken (compared ignoring case and the
+spaces around it), so that running it twice does not leave two workspaces nobody can tell apart:
+the owner gets another token with ``token``; ``--force`` creates the second workspace anyway."""
 from __future__ import annotations
 
 import argparse
@@ -7,20 +12,28 @@ import logging
 import sys
 from datetime import timedelta
 
+from peewee import fn
+
 from core.boot import boot
 from core.settings import Settings
 from models.db import session
-from models.errors import DomainError
-from models.identity import add_member, bootstrap_workspace, issue_access_token
+from models.errors import Conflict, DomainError
+from models.identity import Workspace, add_member, bootstrap_workspace, issue_access_token
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/admin", description=__doc__)
+    parser = argparse.ArgumentParser(prog="scripts/admin", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    bootstrap = commands.add_parser("bootstrap", help="create a workspace, its owner and an access token")
+    bootstrap = commands.add_parser(
+        "bootstrap", help="create a workspace, its owner and an access token",
+        description="Create a workspace, make the user (created if new) its owner and issue an access token. "
+                    "A name already taken (ignoring case) is refused unless --force is given.")
     bootstrap.add_argument("--workspace", required=True, help="workspace name")
     bootstrap.add_argument("--email", required=True, help="owner's email (created if new)")
     bootstrap.add_argument("--name", help="owner's display name")
+    bootstrap.add_argument("--force", action="store_true",
+                           help="create the workspace even if one of that name exists (by default: an error, exit 2)")
     token = commands.add_parser("token", help="issue a new access token for an existing user")
     token.add_argument("--email", required=True)
     token.add_argument("--days", type=int, default=30, help="validity in days (default 30; 0: never expires)")
@@ -44,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> dict:
     if args.command == "bootstrap":
+        if not args.force:
+            _refuse_a_taken_name(args.workspace)
         workspace, user = bootstrap_workspace(workspace_name=args.workspace, email=args.email, display_name=args.name)
         _, secret = issue_access_token(email=user.email)
         return {"workspaceId": workspace.id, "userId": user.id, "token": secret}
@@ -52,6 +67,17 @@ def _run(args) -> dict:
         return {"userId": row.user_id, "token": secret}
     user = add_member(workspace_id=args.workspace_id, email=args.email, role=args.role)
     return {"workspaceId": args.workspace_id, "userId": user.id, "role": args.role}
+
+
+def _refuse_a_taken_name(name: str) -> None:
+    # Both sides through the database's LOWER: SQLite's folds ASCII letters only, and the same
+    # function on both sides still matches a name exactly as it was stored.
+    taken = (Workspace.select(Workspace.id).where(fn.LOWER(Workspace.name) == fn.LOWER(name.strip()))
+             .order_by(Workspace.created_at).first())
+    if taken is not None:
+        raise Conflict(f"a workspace named {name.strip()!r} already exists ({taken.id}); "
+                       "for a new token of its owner: scripts/admin token --email EMAIL; "
+                       "to create a second workspace of that name: add --force")
 
 
 if __name__ == "__main__":

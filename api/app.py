@@ -1,10 +1,13 @@
 """Builds the management API: the contract, connexion's middleware with ours in it, the error mapping.
 
-The path of a request: RequestContextMiddleware (request id, access log) → connexion's routing →
-BodyLimitMiddleware (413) → AuthorizationMiddleware (the bearer and the workspace, read on the
-event loop) → connexion's validation (400) → one hop to a worker thread, where one session
+The path of a request: RequestContextMiddleware (request id, access log, metrics) → GET /metrics
+(answered there: api.metrics) → CrossOriginMiddleware
+(only when CORS_ORIGINS names origins) → connexion's routing → BodyLimitMiddleware (413) →
+AuthorizationMiddleware (the bearer and the workspace, read on the event loop) → connexion's
+validation with ours (400: api.validation) → one hop to a worker thread, where one session
 (models.db: on SQLite the thread's own connection, on PostgreSQL one from the pool) serves the
 admission (401, 403, 429: see api.authorization) and then the handler named by the operationId.
+A database that cannot serve is answered 503 with Retry-After (models.db ``Unavailable``).
 """
 from __future__ import annotations
 
@@ -32,7 +35,10 @@ from models.errors import DomainError
 from . import contract, envelope
 from .authorization import ADMISSION, AuthorizationMiddleware
 from .body_limit import BodyLimitMiddleware
+from .cross_origin import cross_origin
+from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
+from .validation import JSONBodyValidator, NamedParameterValidator
 
 
 PRINCIPAL = "principal"
@@ -94,11 +100,11 @@ def create_app(settings: Settings | None = None, *, migrate_schema: bool = True)
     # The bundled document, parsed once per process (its YAML files take a tenth of a second).
     app.add_api(contract.document(), base_path=contract.BASE_PATH, resolver=HandlerResolver(),
                 strict_validation=True,
-                validator_map={"parameter": envelope.NamedParameterValidator,
-                               "body": MediaTypeDict({**VALIDATOR_MAP["body"], "*/*json": envelope.JSONBodyValidator})})
+                validator_map={"parameter": NamedParameterValidator,
+                               "body": MediaTypeDict({**VALIDATOR_MAP["body"], "*/*json": JSONBodyValidator})})
     app.add_error_handler(DomainError, envelope.domain_error)
     app.add_error_handler(ProblemException, envelope.problem)
     app.add_error_handler(HTTPException, functools.partial(
         envelope.http_exception, allowed_methods=envelope.methods_by_path(contract.operations(), contract.BASE_PATH)))
     app.add_error_handler(Exception, envelope.unexpected)
-    return RequestContextMiddleware(app)
+    return RequestContextMiddleware(MetricsEndpoint(cross_origin(app, settings.cors_origins, contract.operations())))

@@ -10,6 +10,9 @@ an ``Admission`` in the request's context; the handler's thread runs it, in the 
 before the handler (see api.app). When something refuses the request before the handler is
 reached (request validation, 400), the middleware runs the admission on the way out, so a bad
 credential still gets 401 rather than 400, and every request counts against its rate limit once.
+
+Every response to a secured operation carries ``Cache-Control: no-store``: it is the caller's own
+(one carries a new key's secret), so no browser or proxy cache may keep it.
 """
 from __future__ import annotations
 
@@ -26,10 +29,12 @@ from models.db import session
 from models.errors import InvalidInput
 from models.principal import Principal
 from models.rate_limits import Policy
+from models.text import text_problem
 
-from .request_context import add_response_headers
+from .request_context import add_response_headers, note_credential
 
 ADMISSION = "admission"
+NO_STORE = {"Cache-Control": "no-store"}
 
 
 class Admission:
@@ -43,8 +48,10 @@ class Admission:
         """The caller, or the domain's Unauthenticated, Forbidden, RateLimited, InvalidInput.
         Call it inside a ``session()``, in a worker thread."""
         self.ran = True
-        return admit(self.secret, policy=self.policy, workspace_id=self.workspace_id,
-                     permission=self.permission, report=add_response_headers)
+        principal = admit(self.secret, policy=self.policy, workspace_id=self.workspace_id,
+                          permission=self.permission, report=add_response_headers)
+        note_credential(principal.credential_id)
+        return principal
 
     def run_in_session(self) -> Principal:
         with session():
@@ -64,6 +71,7 @@ class AuthorizationOperation:
         if not self.secured:
             await self.next_app(scope, receive, send)
             return
+        add_response_headers(NO_STORE)
         admission = Admission(_bearer(scope), self._workspace(scope), self.permission, self.policy)
         scope.setdefault("extensions", {}).setdefault("connexion_context", {})[ADMISSION] = admission
         try:
@@ -81,6 +89,9 @@ class AuthorizationOperation:
         # The handler must act in the very workspace checked here, so there must be only one.
         if len(values) > 1:
             raise InvalidInput("workspaceId must be given once.")
+        # Read before validation, so checked here by the rule validation applies to every parameter.
+        if values and (problem := text_problem(values[0])) is not None:
+            raise InvalidInput(f"Invalid value for query parameter workspaceId: {problem}.")
         return values[0] if values else None
 
 

@@ -1,5 +1,6 @@
 """Per-request context: the request id every response carries, headers that other layers add to the
-response whatever produced it (rate-limit headers), and the one access-log line per request."""
+response whatever produced it (rate-limit headers), and, once the response is sent, the one
+access-log line (with the operation and the admitted credential's id) and the request's metrics."""
 from __future__ import annotations
 
 import logging
@@ -10,14 +11,21 @@ from dataclasses import dataclass, field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.request_log import log_access, request_id_from
+from models.text import printable
+
+from .metrics import observe
 
 access_log = logging.getLogger("api.access")
+# A path is logged with its control characters escaped (a %0A must not start a forged line) and
+# cut to this length: ids are at most 255 characters, a path of megabytes is an attack.
+LOGGED_PATH_CHARS = 300
 
 
 @dataclass
 class _RequestState:
     id: str
     response_headers: dict[str, str] = field(default_factory=dict)
+    credential_id: str | None = None
 
 
 _state: ContextVar[_RequestState | None] = ContextVar("request_state", default=None)
@@ -34,6 +42,13 @@ def add_response_headers(headers: dict[str, str]) -> None:
         state.response_headers.update(headers)
 
 
+def note_credential(credential_id: str) -> None:
+    """The admitted caller's credential, for the access line (by id: the secret is never logged)."""
+    state = _state.get()
+    if state is not None:
+        state.credential_id = credential_id
+
+
 class RequestContextMiddleware:
     """Outermost layer, so that its header and log line cover every response, errors included."""
 
@@ -44,6 +59,9 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # connexion's routing records the operation in a shallow copy of the scope: a dict present
+        # here is shared with that copy, so the operation is readable below.
+        extensions = scope.setdefault("extensions", {})
         incoming = dict(scope.get("headers") or ()).get(b"x-request-id", b"").decode("latin-1")
         state = _RequestState(request_id_from(incoming))
         token = _state.set(state)
@@ -66,5 +84,10 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive, send_with_headers)
         finally:
-            log_access(access_log, scope["method"], scope["path"], status, started, time.perf_counter(), state.id)
+            finished = time.perf_counter()
+            # connexion's routing names the operation in the scope; a path it did not route has none.
+            operation = extensions.get("connexion_routing", {}).get("operation_id") or "-"
+            observe(operation, status, finished - started)
+            log_access(access_log, scope["method"], printable(scope["path"], LOGGED_PATH_CHARS), status, started,
+                       finished, state.id, operation=operation, credential_id=state.credential_id)
             _state.reset(token)

@@ -1,16 +1,28 @@
 """Starts the management API (uvicorn, $WORKERS processes) on $HOST:$API_PORT and, beside it, the
-speech server (one process, engine threads inside) on $HOST:$STT_PORT."""
+speech server (one process, engine threads inside) on $HOST:$STT_PORT.
+
+Every process this one starts ends with it, however it ends (``kill -9`` included): the speech
+server and each uvicorn worker ask the kernel for SIGTERM when their parent dies, so no orphan
+keeps the port or the database's connections. Responses name no server software.
+"""
 from __future__ import annotations
 
 import ctypes
 import logging
+import multiprocessing
+import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import uvicorn
 
+from api.app import create_app
 from core.boot import boot
+from core.metrics import prepare_multiprocess
 from core.settings import Settings
 
 
@@ -25,17 +37,39 @@ def main() -> None:
     # The speech server inherits this environment, so both share the database and settings.
     speech = subprocess.Popen([sys.executable, "-m", "stt.server"], preexec_fn=_die_with_parent) \
         if settings.stt_enabled else None
+    # Several workers share their metrics through files (see core.metrics); set after the speech
+    # server started, which is one process and keeps its own.
+    metrics_dir = Path(tempfile.mkdtemp(prefix="api-metrics-")) if settings.workers > 1 else None
+    if metrics_dir is not None:
+        prepare_multiprocess(metrics_dir)
     try:
-        uvicorn.run("api.app:create_app", factory=True, host=settings.host, port=settings.api_port,
+        # Several workers are processes uvicorn spawns, each building its app with worker_app.
+        app = "api.serve:worker_app" if settings.workers > 1 else "api.app:create_app"
+        uvicorn.run(app, factory=True, host=settings.host, port=settings.api_port,
                     workers=settings.workers, access_log=False, log_level=settings.log_level.lower(),
-                    timeout_graceful_shutdown=10)
+                    timeout_graceful_shutdown=10, server_header=False,
+                    # Our own log configuration (core.boot: LOG_FORMAT) for uvicorn's lines too.
+                    log_config=None)
     finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
         if speech is not None:
             speech.terminate()
             try:
                 speech.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 speech.kill()
+
+
+def worker_app():
+    """The app of one uvicorn worker process, which stops (gracefully, on SIGTERM) when the
+    process that spawned it dies."""
+    parent = multiprocessing.parent_process()
+    _die_with_parent()
+    if parent is not None and os.getppid() != parent.pid:
+        # The parent died before the request above was made: the kernel will not send the signal.
+        signal.raise_signal(signal.SIGTERM)
+    return create_app()
 
 
 def _die_with_parent() -> None:

@@ -1,8 +1,12 @@
-"""The request id and the access-log line, one convention for both servers.
+"""The request id, the access-log line and the log format, one convention for both servers.
 
 Every response carries ``X-Request-ID``: the caller's own if it is safe to echo (and to write to a
 log), else a new one. The access line names the path only, never the query string, because the
-speech server's WebSocket takes its credential as ``?token=``.
+speech server's WebSocket takes its credential as ``?token=``; it names the credential by its id,
+never its secret.
+
+``LOG_FORMAT=json`` writes one JSON object per line (for log shippers): the record's time, level,
+logger and message, and an access line's fields as keys of their own.
 """
 from __future__ import annotations
 
@@ -10,7 +14,12 @@ import logging
 import re
 import uuid
 
+import orjson
+
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+# The fields an access line carries besides its message.
+ACCESS_FIELDS = ("method", "path", "operation", "status", "ms", "request_id", "credential_id")
 
 
 def request_id_from(incoming: str | None) -> str:
@@ -18,7 +27,42 @@ def request_id_from(incoming: str | None) -> str:
 
 
 def log_access(logger: logging.Logger, method: str, path: str, status: int, started: float, finished: float,
-               request_id: str) -> None:
+               request_id: str, *, operation: str | None = None, credential_id: str | None = None) -> None:
     # isEnabledFor first: with the log off, a request pays for no formatting at all.
     if logger.isEnabledFor(logging.INFO):
-        logger.info("%s %s %d %.1fms %s", method, path, status, (finished - started) * 1000, request_id)
+        ms = round((finished - started) * 1000, 1)
+        logger.info("%s %s %s %d %.1fms %s %s", method, path, operation or "-", status, ms, request_id,
+                    credential_id or "-",
+                    extra={"method": method, "path": path, "operation": operation, "status": status, "ms": ms,
+                           "request_id": request_id, "credential_id": credential_id})
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"time": self.formatTime(record), "level": record.levelname, "logger": record.name,
+                 "message": record.getMessage()}
+        for name in ACCESS_FIELDS:
+            if (value := getattr(record, name, None)) is not None:
+                entry[name] = value
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(entry, default=str).decode()
+
+
+def configure_logging(level: str | int, log_format: str = "text") -> None:
+    """The root logger's level and format, for every entry point (see core.boot). As with
+    ``logging.basicConfig``, a process whose root logger already has handlers of another's (a test
+    runner's) keeps them and its level."""
+    if log_format not in ("text", "json"):
+        raise ValueError(f"LOG_FORMAT must be text or json, not {log_format!r}")
+    root = logging.getLogger()
+    if any(not isinstance(h, _Handler) for h in root.handlers):
+        return
+    handler = _Handler()
+    handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+class _Handler(logging.StreamHandler):
+    """Ours, so that configuring again (each uvicorn worker boots) replaces rather than adds."""

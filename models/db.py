@@ -6,6 +6,13 @@ stays open for the thread's life: opening one costs a file open and four PRAGMAs
 queries of a typical request. On PostgreSQL ``session()`` checks a connection out of the
 process's pool and back in; the pool skips its liveness round trip for a connection that was in
 use moments ago (see ``_Pool``), so a check-out costs no SQL.
+
+A request waits up to ``pool_timeout`` seconds for a pooled connection. When the database cannot
+serve (no connection came free in time, the server is down or went away mid-request) ``session()``
+raises the domain's ``Unavailable``, which both servers answer with 503 and ``Retry-After``: the
+request may succeed later, and no driver message reaches the client. The API process runs no more
+handler threads than the pool has connections (core.settings ``handler_threads``), so its own
+requests never wait for the pool; the wait covers everything else that shares the process.
 """
 from __future__ import annotations
 
@@ -19,8 +26,10 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
 import orjson
-from peewee import Database, DatabaseProxy, Model, SqliteDatabase, TextField
-from playhouse.pool import PooledPostgresqlDatabase
+from peewee import Database, DatabaseProxy, InterfaceError, Model, OperationalError, SqliteDatabase, TextField
+from playhouse.pool import MaxConnectionsExceeded, PooledPostgresqlDatabase
+
+from .errors import Unavailable
 
 database = DatabaseProxy()
 
@@ -33,10 +42,16 @@ SQLITE_PRAGMAS = {
 }
 
 
-def open_database(url: str | None, data_dir: str | os.PathLike = "data", pool_size: int = 20) -> Database:
-    """Bind the models to SQLite under ``data_dir`` or to PostgreSQL when ``url`` says so."""
+# How long a client is asked to wait before retrying a request the database could not serve.
+RETRY_AFTER_S = 5
+
+
+def open_database(url: str | None, data_dir: str | os.PathLike = "data", pool_size: int = 20,
+                  pool_timeout: float = 10.0) -> Database:
+    """Bind the models to SQLite under ``data_dir`` or to PostgreSQL when ``url`` says so; on
+    PostgreSQL a session waits up to ``pool_timeout`` seconds (0: not at all) for a connection."""
     if is_postgres_url(url):
-        db = _postgres(url, pool_size)
+        db = _postgres(url, pool_size, pool_timeout)
     elif url and url.startswith("sqlite:///"):
         db = _sqlite(Path(url[len("sqlite:///"):]))
     elif url:
@@ -166,7 +181,7 @@ class _Pool(PooledPostgresqlDatabase):
         super()._close_raw(conn)
 
 
-def _postgres(url: str, pool_size: int) -> PooledPostgresqlDatabase:
+def _postgres(url: str, pool_size: int, pool_timeout: float) -> PooledPostgresqlDatabase:
     parts = urlparse(url)
     options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     return _Pool(
@@ -177,20 +192,40 @@ def _postgres(url: str, pool_size: int) -> PooledPostgresqlDatabase:
         port=parts.port or 5432,
         max_connections=pool_size,
         stale_timeout=300,
-        timeout=10,  # seconds a request waits for a free connection before failing
+        # Peewee's pool reads a timeout of 0 as "wait for ever" and None as "do not wait".
+        timeout=pool_timeout if pool_timeout > 0 else None,
         **options,
     )
 
 
+# What the drivers raise when the database, rather than the statement, failed: refused or lost
+# connections, SQLite's lock wait running out, the pool's wait running out.
+_UNAVAILABLE = (OperationalError, InterfaceError, MaxConnectionsExceeded)
+
+
 @contextmanager
 def session():
-    """A connection for one unit of work in this thread (see the module's docstring)."""
-    opened = database.connect(reuse_if_open=True)
+    """A connection for one unit of work in this thread (see the module's docstring). Raises
+    Unavailable when the database cannot serve."""
+    try:
+        opened = database.connect(reuse_if_open=True)
+    except _UNAVAILABLE as exc:
+        raise _unavailable(exc) from exc
     try:
         yield database
+    except _UNAVAILABLE as exc:
+        raise _unavailable(exc) from exc
     finally:
         if opened and is_postgres():
             database.close()
+
+
+def _unavailable(exc: Exception) -> Unavailable:
+    if isinstance(exc, MaxConnectionsExceeded):
+        message = "The server is too busy to serve this request"
+    else:
+        message = "The database is unavailable"
+    return Unavailable(f"{message}; retry in {RETRY_AFTER_S} s.", retry_after_s=RETRY_AFTER_S)
 
 
 def is_postgres() -> bool:

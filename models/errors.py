@@ -1,4 +1,5 @@
-"""Errors the domain raises; the web layer maps each kind to a status code and the envelope."""
+"""Errors the domain raises; the web layer maps each kind to a status code and the envelope (the
+speech server to OpenAI's error shape)."""
 
 
 class DomainError(Exception):
@@ -34,3 +35,14 @@ class Conflict(DomainError):
 
 class RateLimited(DomainError):
     status = 429
+
+
+class Unavailable(DomainError):
+    """The request could not be served now (the database is unreachable, or no connection came
+    free in time) and may succeed if retried after ``retry_after_s`` seconds."""
+
+    status = 503
+
+    def __init__(self, message: str, *, retry_after_s: int):
+        super().__init__(message, headers={"Retry-After": str(retry_after_s)})
+        self.retry_after_s = retry_after_s

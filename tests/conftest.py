@@ -1,5 +1,8 @@
 """Fixtures: a real app on a real database (SQLite always, PostgreSQL when TEST_DATABASE_URL is
-set), and a real server process for the tests that need one. Test data comes from tests/factories.py."""
+set), and a real server process for the tests that need one. Test data comes from tests/factories.py.
+
+A run ends with what it skipped, grouped by reason (a skipped test did not pass); with
+REQUIRE_ALL_TESTS=1, as in .ci/run, every skip is a failure instead."""
 from __future__ import annotations
 
 import os
@@ -8,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
@@ -25,10 +29,47 @@ STRICT = os.environ.get("REQUIRE_ALL_TESTS") == "1"
 
 
 def skip_or_fail(reason: str):
-    """CI provides everything: there a missing prerequisite is a failure, not a skip."""
+    """CI provides everything: there a missing prerequisite is a failure, not a skip. ``reason``
+    says what is missing and how to provide it: the run's last lines quote it."""
     if STRICT:
         pytest.fail(f"{reason} (REQUIRE_ALL_TESTS=1 turns this skip into a failure)")
     pytest.skip(reason)
+
+
+# --- what a run did not test -----------------------------------------------------------------
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    # A skip's longrepr is (path, line, "Skipped: <reason>").
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With REQUIRE_ALL_TESTS=1 any skip fails, not only those that go through skip_or_fail."""
+    report = yield
+    if STRICT and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"{_skip_reason(report)} (REQUIRE_ALL_TESTS=1 turns this skip into a failure)"
+    return report
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """Ends the report with what was skipped, grouped by reason with counts, so that a run on a
+    machine without PostgreSQL or Chromium is not taken for a full pass. The outermost wrapper,
+    so these are the last lines before the counts."""
+    result = yield
+    reasons = Counter(_skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
+    if reasons:
+        total = sum(reasons.values())
+        terminalreporter.section(f"{total} skipped: not run, so not passed", sep="=", yellow=True, bold=True)
+        terminalreporter.line("tests  reason")
+        for reason, count in reasons.most_common():
+            terminalreporter.line(f"{count:>5}  {reason}")
+        terminalreporter.line("Each reason says what its tests need; provide it and run again "
+                              "(REQUIRE_ALL_TESTS=1 makes any skip a failure, as .ci/run does).")
+    return result
 
 
 # --- databases -------------------------------------------------------------------------------

@@ -161,8 +161,9 @@ def test_access_log_line_never_holds_a_secret(platform, caplog):
         platform.client.get(API, params={"workspaceId": owner.workspace_id, "token": owner.secret}, headers=owner.headers)
     lines = [rec.getMessage() for rec in caplog.records if rec.name == "api.access"]
     assert lines and all(owner.secret not in line for line in lines)
-    method, path, status, ms, rid = lines[-1].split(" ")
-    assert (method, path, status) == ("GET", API, "400") and ms.endswith("ms") and rid
+    # method, path, then the status and the request id among the fields that follow
+    fields = lines[-1].split(" ")
+    assert fields[:2] == ["GET", API] and "400" in fields[2:] and any(f.endswith("ms") for f in fields)
 
 
 def test_spec_and_docs_are_served(platform):
@@ -172,43 +173,7 @@ def test_spec_and_docs_are_served(platform):
     assert ui.status_code == 200 and "swagger" in ui.text.lower()
 
 
-# --- hostile input: each a 400 naming the problem, never a 500 (PostgreSQL refuses NUL in text) ---
-
-@pytest.mark.parametrize("where", ["workspaceId", "ids", "path"])
-def test_a_nul_character_in_a_parameter_is_400(platform, where):
-    owner = platform.workspace()
-    params = {"workspaceId": owner.workspace_id}
-    url = "/api/v2/api-keys"
-    if where == "workspaceId":
-        params["workspaceId"] = owner.workspace_id + "\x00"
-    elif where == "ids":
-        params["ids"] = "a\x00b"
-    else:
-        url += "/a%00b"
-    method = "DELETE" if where == "ids" else "GET"
-    r = platform.client.request(method, url, params=params, headers=owner.headers)
-    assert r.status_code == 400, r.text
-    message = r.json()["data"]["message"]
-    assert "must not contain a NUL character" in message and "\x00" not in message
-
-
-@pytest.mark.parametrize("field", ["name", "userId"])
-def test_a_nul_character_in_the_body_is_400(platform, field):
-    owner = platform.workspace()
-    body = {"name": "k", "userId": owner.user_id}
-    body[field] = body[field] + "\x00"
-    r = platform.client.post("/api/v2/api-keys", params={"workspaceId": owner.workspace_id},
-                             headers=owner.headers, json=body)
-    assert r.status_code == 400 and field in r.json()["data"]["message"], r.text
-
-
-def test_a_body_nested_past_any_reason_is_400(platform):
-    owner = platform.workspace()
-    r = platform.client.post("/api/v2/api-keys", params={"workspaceId": owner.workspace_id},
-                             headers={**owner.headers, "Content-Type": "application/json"},
-                             content=b"[" * 200_000 + b"]" * 200_000)
-    assert r.status_code == 400 and "nested too deeply" in r.json()["data"]["message"], r.text
-
+# --- hostile input: tests/api/test_hostile_input.py attacks every operation of the contract ---
 
 def test_a_huge_query_value_is_400_not_a_server_error(platform):
     owner = platform.workspace()

@@ -284,6 +284,20 @@ def test_get_unknown_key_is_404_in_the_envelope(platform):
     assert r.status_code == 404 and r.json()["success"] is False and "nope" in r.json()["data"]["message"]
 
 
+def test_another_workspaces_key_is_unreachable_by_its_id(platform):
+    owner = platform.workspace()
+    other = platform.workspace("other")
+    foreign = platform.create_key(other)["apiKey"]["id"]
+    mine = {"workspaceId": owner.workspace_id}
+    assert platform.client.get(f"{API}/{foreign}", params=mine, headers=owner.headers).status_code == 404
+    listed = platform.client.get(API, params=mine, headers=owner.headers).json()["data"]["result"]["apiKeys"]
+    assert foreign not in [key["id"] for key in listed]
+    theirs = {"workspaceId": other.workspace_id}
+    assert platform.client.get(f"{API}/{foreign}", params=theirs, headers=owner.headers).status_code == 403
+    assert platform.client.delete(API, params={**theirs, "ids": foreign}, headers=owner.headers).status_code == 403
+    assert platform.client.get(f"{API}/{foreign}", params=theirs, headers=other.headers).status_code == 200
+
+
 def test_last_used_at_is_kept_current(platform):
     owner = platform.workspace()
     key = platform.key_actor(owner)

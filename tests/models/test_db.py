@@ -1,12 +1,16 @@
-"""Connections: SQLite keeps a thread's connection; the PostgreSQL pool pings only idle connections."""
+"""Connections: SQLite keeps a thread's connection; the PostgreSQL pool pings only idle connections,
+waits for a busy one up to its timeout, and a database that cannot serve is Unavailable (503)."""
 from __future__ import annotations
 
+import socket
 import threading
+import time
 
 import pytest
 from playhouse.pool import PooledPostgresqlDatabase
 
 from models.db import _Pool, database, open_database, session
+from models.errors import Unavailable
 
 
 def test_a_sqlite_session_keeps_the_threads_connection(tmp_path):
@@ -63,3 +67,77 @@ def _dsn() -> str:
     params = database.obj.connect_params
     return (f"dbname={database.obj.database} user={params.get('user') or ''} host={params['host']} "
             f"port={params['port']}")
+
+
+# --- the pool's wait, and a database that cannot serve -----------------------------------------
+
+def hold_the_only_connection(seconds: float) -> threading.Thread:
+    """Another thread checks the pool's one connection out for ``seconds``; returns once it has it."""
+    taken = threading.Event()
+
+    def hold():
+        with session():
+            database.execute_sql("SELECT 1")
+            taken.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert taken.wait(10)
+    return thread
+
+
+@pytest.fixture
+def one_connection(postgres_server_url, scratch_postgres):
+    url = scratch_postgres()
+
+    def open_pool(timeout: float):
+        open_database(url, pool_size=1, pool_timeout=timeout)
+
+    yield open_pool
+    database.close_all()
+
+
+@pytest.mark.postgres
+def test_a_session_waits_for_a_busy_pool_within_the_timeout(one_connection):
+    one_connection(timeout=5.0)
+    holder = hold_the_only_connection(0.3)
+    started = time.monotonic()
+    with session():
+        assert database.execute_sql("SELECT 1").fetchone() == (1,)
+    assert 0.2 < time.monotonic() - started < 4
+    holder.join()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("timeout, at_most", [(0.3, 2.0), (0, 0.5)])
+def test_past_the_pool_timeout_a_session_is_unavailable_with_retry_after(one_connection, timeout, at_most):
+    one_connection(timeout=timeout)
+    holder = hold_the_only_connection(at_most + 1)
+    started = time.monotonic()
+    with pytest.raises(Unavailable) as refused, session():
+        pass
+    waited = time.monotonic() - started
+    assert timeout * 0.9 <= waited < at_most
+    assert refused.value.status == 503 and int(refused.value.headers["Retry-After"]) > 0
+    assert "busy" in refused.value.message
+    holder.join()
+
+
+def test_an_unreachable_database_is_unavailable_and_its_address_not_told(tmp_path):
+    open_database(f"postgresql://postgres@127.0.0.1:{closed_port()}/nowhere", pool_size=2, pool_timeout=1)
+    try:
+        with pytest.raises(Unavailable) as refused, session():
+            database.execute_sql("SELECT 1")
+        assert refused.value.status == 503 and refused.value.headers["Retry-After"].isdigit()
+        assert "127.0.0.1" not in refused.value.message and "unavailable" in refused.value.message
+        assert "refused" in str(refused.value.__cause__).lower()  # what the operator's log shows
+    finally:
+        database.close_all()
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -16,7 +16,7 @@ from models.permissions import CATALOG
 
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]
-ENVELOPE_STATUSES = ("401", "429", "500")
+ENVELOPE_STATUSES = ("401", "429", "500", "503")
 
 
 def test_the_bundled_document_is_valid_openapi_with_no_reference_left():
@@ -86,6 +86,7 @@ def test_operation_states_success_envelope_errors_and_examples(op):
     assert {"message", "result"} <= success["data_required"] == success["properties"]
     for status in ENVELOPE_STATUSES:
         assert status in responses, f"{op.operation_id} lacks {status}"
+    assert "Retry-After" in responses["429"]["headers"] and "Retry-After" in responses["503"]["headers"]
     if op.parameters or "requestBody" in op.spec:
         assert "400" in responses
     if op.permission:
@@ -144,15 +145,32 @@ def _strings(schema):
             yield from _strings(part)
 
 
+# What no request string may hold (models.text): the rule the server applies to every operation,
+# which the contract must state too, or generated clients and tests would send it as valid.
+# (Unpaired surrogates, refused too, are no characters of a UTF-8 string: no need to state them.)
+REFUSED = ["\x00", "\x01", "\x1f", "\x7f", "\x85", "\x9f"]
+
+
 @pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
-def test_every_string_a_request_carries_refuses_nul(op):
-    """PostgreSQL cannot store NUL, so the contract refuses it: an enum, a format, or a pattern."""
-    import re
+def test_every_string_a_request_carries_refuses_control_characters(op):
+    """An enum, a format, or a pattern that refuses them (the server applies a pattern's closing
+    ``$`` as the end of the value, as ECMA regexes do)."""
+    from api.validation import compiled_pattern
     schemas = [p["schema"] for p in op.parameters]
     if "requestBody" in op.spec:
         schemas.append(op.spec["requestBody"]["content"]["application/json"]["schema"])
     for schema in schemas:
         for string in _strings(schema):
-            refused = "enum" in string or "format" in string or (
-                "pattern" in string and re.search(string["pattern"], "a\x00b") is None)
-            assert refused, f"{op.operation_id}: a string without a NUL-refusing rule: {string}"
+            if "enum" in string or "format" in string:
+                continue
+            assert "pattern" in string, f"{op.operation_id}: a string without a pattern: {string}"
+            for bad in REFUSED:
+                for value in (bad + "ab", "a" + bad + "b", "ab" + bad):
+                    assert compiled_pattern(string["pattern"]).search(value) is None, \
+                        f"{op.operation_id}: {string} lets {value!r} through"
+
+
+def test_the_one_line_rule_of_ids_is_the_one_the_validator_names():
+    from api.validation import ONE_LINE_PATTERN
+    shared = yaml.safe_load((SPEC_DIR / "components" / "schemas.yaml").read_text())
+    assert shared["Id"]["pattern"] == ONE_LINE_PATTERN

@@ -1,0 +1,238 @@
+"""Request validation beyond what the contract's schemas check, for every operation alike.
+
+Connexion validates parameters and JSON bodies against the contract; the validators here take its
+place (see api.app) and add what no schema states, so that a new operation has it without a line
+of its own:
+
+- every string parameter, every string in a JSON body and every field name meets models.text
+  (no control characters, no unpaired surrogates; body strings may hold tab and line breaks),
+  and a request that breaks it gets 400 naming the parameter or field, on either database;
+- a JSON body nests at most ``MAX_BODY_DEPTH`` containers deep. It is parsed by orjson, which is
+  not recursive in Python and stops at 1024 levels by itself; the bound then keeps schema
+  validation and error messages, which are recursive, far from Python's recursion limit;
+- a pattern's closing ``$`` means the end of the value, as in the ECMA regexes JSON Schema
+  speaks, where Python's ``$`` also matches before a final line break (which would let
+  "name\n" through a one-line rule);
+- a message names the field and the rule and echoes at most a few dozen characters of the value
+  (a 20,000-item list is shown as its first items and its length).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+import orjson
+from connexion.exceptions import BadRequestProblem, UnsupportedMediaTypeProblem
+from connexion.json_schema import Draft4RequestValidator
+from connexion.utils import is_null, is_nullable
+from connexion.validators import JSONRequestBodyValidator, ParameterValidator
+from jsonschema import Draft4Validator, ValidationError
+from jsonschema.validators import extend
+from starlette.requests import Request
+
+from models.text import printable, text_problem
+
+# Containers inside containers. The contract's bodies nest three deep; a configuration document
+# of a later group may nest ten. Schema validation recurses about five frames per level.
+MAX_BODY_DEPTH = 32
+# How much of a client's value a message or log line repeats.
+ECHO_CHARS = 40
+# The longest sentence a 400 carries (an unknown field's name, an extra parameter's, are quoted).
+MAX_MESSAGE_CHARS = 300
+# The contract's rule for one-line strings (components/schemas.yaml: Id), said in words.
+ONE_LINE_PATTERN = "^[^\\x00-\\x1f\\x7f-\\x9f]+$"
+
+
+def _ecma_pattern(validator, pattern: str, instance, schema):
+    if validator.is_type(instance, "string") and not compiled_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_pattern(pattern: str) -> re.Pattern:
+    """A contract's pattern as the server applies it: a closing ``$`` is the end of the value."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + "\\Z"
+    return re.compile(pattern)
+
+
+ParameterSchemaValidator = extend(Draft4Validator, {"pattern": _ecma_pattern})
+BodySchemaValidator = extend(Draft4RequestValidator, {"pattern": _ecma_pattern})
+
+
+class NamedParameterValidator(ParameterValidator):
+    """Connexion's parameter validator, with messages that name the parameter and shorten its value.
+    No parameter carries multi-line text, so none may hold a control character."""
+
+    def validate(self, scope):
+        # The values as sent: connexion's own are converted first ("\t7" would be the integer 7).
+        sent = Request(scope)
+        values = {"query": sent.query_params.getlist, "header": sent.headers.getlist,
+                  "path": lambda name: [v] if (v := sent.path_params.get(name.replace("-", "_"))) else []}
+        for where, parameters in self.parameters.items():
+            for parameter in parameters if where in values else ():
+                for value in values[where](parameter["name"]):
+                    if (problem := text_problem(value)) is not None:
+                        raise BadRequestProblem(detail=f"Invalid value for {where} parameter {parameter['name']}: "
+                                                       f"{problem}.")
+        super().validate(scope)
+
+    @staticmethod
+    def validate_parameter(parameter_type, value, param, param_name=None):
+        if is_nullable(param) and is_null(value):
+            return None
+        name = param["name"]
+        if value is None:
+            return f"Missing {parameter_type} parameter '{name}'" if param.get("required") else None
+        try:
+            ParameterSchemaValidator(param.get("schema", param), format_checker=Draft4Validator.FORMAT_CHECKER
+                                     ).validate(value)
+        except ValidationError as error:
+            return f"Invalid value for {parameter_type} parameter {_path(name, error)}: {schema_rule(error)}."
+        return None
+
+
+class JSONBodyValidator(JSONRequestBodyValidator):
+    """Connexion's JSON body validator, with the checks above and messages that name the field."""
+
+    async def _parse(self, stream, scope):
+        raw = b"".join([chunk async for chunk in stream])
+        try:
+            text = raw.decode(self._encoding)
+        except LookupError:
+            raise UnsupportedMediaTypeProblem(detail=f"the charset {self._encoding!r} is not supported.") from None
+        except UnicodeDecodeError as exc:
+            raise BadRequestProblem(
+                detail=f"The request body is not valid {self._encoding}: {exc.reason} at byte {exc.start}.") from None
+        if not text:
+            return None
+        try:
+            body = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise BadRequestProblem(detail=_unparsable(text, exc)) from None
+        problem = body_problem(body)
+        if problem is not None:
+            raise BadRequestProblem(detail=problem)
+        return body
+
+    @property
+    def _validator(self):
+        return BodySchemaValidator(self._schema, format_checker=Draft4Validator.FORMAT_CHECKER)
+
+    def _validate(self, body):
+        # Connexion's own logs the whole message, value and all; the envelope logs the short one.
+        if not self._nullable and body is None:
+            raise BadRequestProblem(detail="The request body must not be empty.")
+        try:
+            self._validator.validate(body)
+        except ValidationError as error:
+            where = _path("", error)
+            raise BadRequestProblem(detail=f"Invalid value for {where}: {schema_rule(error)}." if where
+                                    else f"Invalid request body: {schema_rule(error)}.") from None
+
+
+def body_problem(body) -> str | None:
+    """What makes a parsed JSON body unacceptable whatever its schema says, or None. Walks the
+    body without recursion, so that its depth is known before anything recursive sees it."""
+    pending = [(body, "", 1)]
+    while pending:
+        value, where, depth = pending.pop()
+        if isinstance(value, dict):
+            if depth > MAX_BODY_DEPTH:
+                return _too_deep()
+            for key, item in value.items():
+                if (problem := text_problem(key)) is not None:
+                    return f"Invalid field name in {where or 'the request body'}: {problem}."
+                pending.append((item, _join(where, key), depth + 1))
+        elif isinstance(value, list):
+            if depth > MAX_BODY_DEPTH:
+                return _too_deep()
+            pending.extend((item, _join(where, index), depth + 1) for index, item in enumerate(value))
+        elif isinstance(value, str) and (problem := text_problem(value, multiline=True)) is not None:
+            return f"Invalid value for {where or 'the request body'}: {problem}."
+    return None
+
+
+def _too_deep() -> str:
+    return f"The request body is nested too deeply: at most {MAX_BODY_DEPTH} levels of arrays and objects."
+
+
+def _unparsable(text: str, exc: orjson.JSONDecodeError) -> str:
+    """The message for a body orjson refused. The standard parser reads what orjson will not (an
+    escaped unpaired surrogate), and the body's walk then names the field that holds it."""
+    try:
+        lenient = json.loads(text)
+    except RecursionError:
+        return _too_deep()
+    except ValueError:
+        lenient = None
+    else:
+        if (problem := body_problem(lenient)) is not None:
+            return problem
+    if "depth" in str(exc) or "recursion" in str(exc):
+        return _too_deep()
+    return f"The request body is not valid JSON: {exc}."
+
+
+def _join(where: str, step) -> str:
+    step = shorten_name(str(step))
+    return f"{where}.{step}" if where else step
+
+
+def _path(start: str, error: ValidationError) -> str:
+    where = start
+    for step in error.path:
+        where = _join(where, step)
+    return where
+
+
+def schema_rule(error: ValidationError) -> str:
+    """The rule a value broke, in jsonschema's words, with the value cut short."""
+    if error.validator == "enum":
+        return f"{shorten(error.instance)} is not one of the allowed values"
+    if error.validator == "pattern" and error.validator_value == ONE_LINE_PATTERN:
+        return f"{shorten(error.instance)} must be one line, without control characters"
+    if error.validator in _LENGTHS:
+        size, bound, unit = _LENGTHS[error.validator]
+        unit = unit[:-1] if error.validator_value == 1 else unit
+        return f"{shorten(error.instance)} is too {size}: {bound} {error.validator_value} {unit}"
+    message = error.message
+    whole = repr(error.instance)
+    if len(whole) > ECHO_CHARS:
+        message = message.replace(whole, shorten(error.instance), 1)
+    return cap(message)
+
+
+# jsonschema says "[...] is too long" without the bound; these say it.
+_LENGTHS = {"maxLength": ("long", "at most", "characters"), "minLength": ("short", "at least", "characters"),
+            "maxItems": ("long", "at most", "items"), "minItems": ("short", "at least", "items")}
+
+
+def shorten(value) -> str:
+    """``repr(value)`` if short; else its start and its size: ``['calls:read', 'cal... (20000 items)``."""
+    whole = repr(value)
+    if len(whole) <= ECHO_CHARS:
+        return whole
+    unit = "characters" if isinstance(value, str) else "fields" if isinstance(value, dict) else "items"
+    size = f" ({len(value)} {unit})" if isinstance(value, (str, list, dict)) else ""
+    return f"{whole[:ECHO_CHARS - 8]}...{size}"
+
+
+def shorten_name(name: str) -> str:
+    """A field's, parameter's or path's name as a message repeats it."""
+    return printable(name, ECHO_CHARS)
+
+
+def cap(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE_CHARS else message[:MAX_MESSAGE_CHARS - 3] + "..."
+
+
+def validation_message(detail: str) -> str:
+    """A 400's message from a validator's detail: the validators above write whole sentences;
+    connexion's own ("Wrong type, expected 'integer' for query parameter 'limit'", "Extra query
+    parameter(s) limt not in spec") get their full stop, and all are capped in length."""
+    if detail == "RequestBody is required":
+        return "The request body is required."
+    detail = cap(detail)
+    return detail if detail.endswith(".") else detail + "."

@@ -1,0 +1,99 @@
+"""api.serve as users run it: its processes end with it, and its responses name no server software."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import free_port, start_server, stop_server
+
+
+def children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def descendants(pid: int) -> set[int]:
+    found = children(pid)
+    for child in list(found):
+        found |= descendants(child)
+    return found
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits on whatever reaps in this container)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as a restarted server binds
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def test_killing_the_master_ends_its_workers_and_the_speech_server_and_frees_the_ports(tmp_path):
+    stt_port = free_port()
+    server = start_server(tmp_path, WORKERS=2, STT_ENABLED="true", STT_PORT=stt_port)
+    spawned = set()
+    try:
+        assert wait_for(lambda: _ready(f"http://127.0.0.1:{stt_port}/ready"), 60), "the speech server never got ready"
+        api_port = int(server.url.rsplit(":", 1)[1])
+        spawned = descendants(server.process.pid)
+        # Two workers, the speech server, and multiprocessing's resource tracker.
+        assert len(spawned) >= 3 and all(running(pid) for pid in spawned), spawned
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait(10)
+        # The kernel signals each child at once; a worker then shuts down gracefully (no request open).
+        assert wait_for(lambda: not any(running(pid) for pid in spawned), 8), \
+            [Path(f"/proc/{pid}/cmdline").read_text() for pid in spawned if running(pid)]
+        assert port_is_free(api_port) and port_is_free(stt_port)
+    finally:
+        # Orphans, if the test failed: what was recorded, since a dead master has no children.
+        for pid in spawned | descendants(server.process.pid) | {server.process.pid}:
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_responses_name_no_server_software(tmp_path):
+    server = start_server(tmp_path, WORKERS=2)
+    try:
+        for path in ("/api/v2/openapi.json", "/api/v2/permissions", "/api/v2/no-such-path"):
+            response = httpx.get(server.url + path)
+            assert "server" not in response.headers, (path, response.headers)
+            assert response.headers["x-request-id"]
+    finally:
+        stop_server(server)
