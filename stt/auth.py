@@ -4,6 +4,10 @@ one place for the HTTP endpoints and the WebSocket handshake.
 Transcribing (a file or a stream) needs ``speech:transcribe``, which members and above hold and
 viewers do not. Listing the models needs only a valid credential. An access token of a user in
 several workspaces names the one it acts in with ``?workspaceId=``, as on the management API.
+
+A real-time session is admitted once, at its handshake, which counts one request against the
+credential's rate limit; ``recheck`` then confirms every few seconds that the credential is still
+valid and still holds the permission, without counting against the limit.
 """
 from __future__ import annotations
 
@@ -11,8 +15,10 @@ import asyncio
 
 from aiohttp import web
 
-from models.access import admit, bearer_secret
+from models.access import admit, bearer_secret, require
+from models.credentials import authenticate as identify
 from models.db import session
+from models.principal import Principal
 
 from .state import State
 
@@ -21,23 +27,42 @@ _RATE_HEADERS = web.RequestKey("rate_limit_headers", dict)
 
 
 async def authenticate(request: web.Request, state: State, *, permission: str | None = TRANSCRIBE,
-                       query_token: bool = False) -> None:
-    """Raises the domain's Unauthenticated, Forbidden, RateLimited or InvalidInput, which the
-    request middleware answers in OpenAI's error shape (the WebSocket handshake likewise).
+                       query_token: bool = False) -> Principal:
+    """The caller, admitted. Raises the domain's Unauthenticated, Forbidden, RateLimited or
+    InvalidInput, which the request middleware answers in OpenAI's error shape (the WebSocket
+    handshake likewise).
 
     ``query_token``: browsers cannot set headers on a WebSocket handshake, so there the secret may
     come as ``?token=``."""
-    token = request.query.get("token") if query_token else None
-    secret = token or bearer_secret(request.headers.get("Authorization"))
-    workspace_id = request.query.get("workspaceId") or None
+    secret, workspace_id = _credential(request, query_token)
 
-    def run():
+    def run() -> Principal:
         with session():
-            admit(secret, policy=state.policy, workspace_id=workspace_id, permission=permission,
-                  report=lambda headers: request.__setitem__(_RATE_HEADERS, headers))
+            return admit(secret, policy=state.policy, workspace_id=workspace_id, permission=permission,
+                         report=lambda headers: request.__setitem__(_RATE_HEADERS, headers))
 
     # admit() queries the database: off the event loop.
+    return await asyncio.get_running_loop().run_in_executor(None, run)
+
+
+async def recheck(request: web.Request, *, permission: str = TRANSCRIBE) -> None:
+    """Confirms that the credential of an admitted WebSocket session is still valid and holds
+    ``permission``; raises Unauthenticated (deleted, deactivated, expired) or Forbidden otherwise.
+    Does not count against the rate limit."""
+    secret, workspace_id = _credential(request, query_token=True)
+
+    def run() -> None:
+        with session():
+            require(identify(secret, workspace_id=workspace_id), permission)
+
     await asyncio.get_running_loop().run_in_executor(None, run)
+
+
+def _credential(request: web.Request, query_token: bool) -> tuple[str, str | None]:
+    """The bearer secret and the workspace the request names."""
+    token = request.query.get("token") if query_token else None
+    secret = token or bearer_secret(request.headers.get("Authorization"))
+    return secret, request.query.get("workspaceId") or None
 
 
 async def add_rate_limit_headers(request: web.Request, response: web.StreamResponse) -> None:

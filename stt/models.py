@@ -1,5 +1,9 @@
 """The models the speech server offers, and their set-up: the bundled weights are converted to
-ggml once, into the data directory, on first start; nothing is downloaded."""
+ggml once, into the data directory, on first start; nothing is downloaded.
+
+Code written against OpenAI names OpenAI's models ("whisper-1" above all): the ids in
+STT_MODEL_ALIASES are accepted and listed as other names of the default model. A model id of our
+own wins over an alias of the same name."""
 from __future__ import annotations
 
 import logging
@@ -61,6 +65,28 @@ class ModelSet:
     def ids(self) -> list[str]:
         return list(self.sources)
 
+    def names(self, aliases: tuple[str, ...]) -> list[str]:
+        """Every model id a request may name: ours, then the aliases that are not ours too."""
+        return self.ids + [alias for alias in aliases if alias not in self.sources]
+
+    def resolve(self, requested: str, aliases: tuple[str, ...]) -> str | None:
+        """The id of the model ``requested`` names: itself, or the default model for one of
+        ``aliases``; None for neither."""
+        if requested in self.sources:
+            return requested
+        return DEFAULT_MODEL if requested in aliases else None
+
+    def created(self, model_id: str) -> int:
+        """When the model's weights were made, in Unix seconds (OpenAI's ``created``): the ggml
+        file's time, or the bundled weights' before conversion; 0 if neither is readable."""
+        source = self.sources[model_id]
+        for path in (source.path, *(source.bundled or ())):
+            try:
+                return int(path.stat().st_mtime)
+            except OSError:
+                continue
+        return 0
+
     def get_loaded_default(self) -> Transcriber:
         """The default model, which the server loads before it serves: never blocks."""
         return self._loaded[DEFAULT_MODEL]
@@ -72,6 +98,11 @@ class ModelSet:
                 self._loaded[model_id] = Transcriber(prepare(self.sources[model_id]), n_threads=self._n_threads,
                                                      instances=self._instances)
             return self._loaded[model_id]
+
+
+def model_aliases(setting: str) -> tuple[str, ...]:
+    """The model ids of STT_MODEL_ALIASES (comma-separated), in order, without repeats."""
+    return tuple(dict.fromkeys(alias.strip() for alias in setting.split(",") if alias.strip()))
 
 
 def default_model_path(data_dir: str | Path = "data", model_id: str = DEFAULT_MODEL) -> Path:

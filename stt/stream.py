@@ -4,106 +4,250 @@ Per session: ``config`` → binary PCM16 frames → ``eof``; the server answers 
 ``final`` frames as the confirmation policy (stt.streaming) confirms words, then one ``result``
 and a normal close. A malformed or unknown frame gets an ``error`` frame and the session stays
 usable. Passes run in the engine pool, one at a time per session, never on the event loop.
+
+No client holds the server forever (the rules and their settings: stt.stream_limits):
+
+- the handshake admits the credential (one request against its rate limit); a credential holds at
+  most STT_STREAMS_PER_CREDENTIAL open sockets, past which a new one gets an ``error`` frame and
+  close 1008;
+- a session takes one of the STT_MAX_STREAMS slots at its ``config`` frame (an unconfigured socket
+  holds none); when they are all taken the ``config`` gets an ``error`` frame and close 1013;
+- no ``config`` in time, no audio in time, or a credential found deleted, deactivated, expired or
+  without the permission at a recheck: an ``error`` frame and close 1008;
+- the maximum session length ends the session as ``eof`` would: its ``result``, then close 1000
+  with the reason "maximum session length";
+- audio that runs ahead of real time by more than the margin is not read until real time catches
+  up (backpressure: the client's sends block), so the session's passes come at a live pace.
+
+A control (text) frame is at most MAX_CONTROL_BYTES and nests at most MAX_CONTROL_DEPTH deep, or it
+gets an ``error`` frame; any frame over MAX_FRAME_BYTES is closed with 1009.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import time
 
 from aiohttp import WSMsgType, web
 
-from .auth import authenticate
+from models.errors import DomainError
+
+from .auth import authenticate, recheck
 from .resample import MAX_RATE, MIN_RATE, PcmStream
-from .state import STATE
+from .state import STATE, State
+from .stream_limits import Expiry, Limits, SessionClock
 from .streaming import StreamingTranscriber
 
 log = logging.getLogger("stt.stream")
 
-# Close codes of the RFC 6455 registry: the server is full; a pass failed.
-TRY_AGAIN_LATER = 1013
+# Close codes of the RFC 6455 registry.
+POLICY_VIOLATION = 1008
 INTERNAL_ERROR = 1011
+TRY_AGAIN_LATER = 1013
 MAX_FRAME_BYTES = 1024 * 1024
+# A control frame is a few dozen bytes; these bounds keep parsing it cheap and shallow.
+MAX_CONTROL_BYTES = 16 * 1024
+MAX_CONTROL_DEPTH = 16
+# How often a session that holds back (does not read) looks whether its client is still there.
+_PEER_POLL_S = 0.2
+# ws.receive(timeout=0) would wait forever: the shortest wait for a deadline that is due now.
+_MIN_WAIT_S = 0.001
+
+_EXPIRED = {
+    Expiry.CONFIG: ("No config frame arrived within {limit:g} s of opening the stream.", "config timeout"),
+    Expiry.IDLE: ("No audio arrived for {limit:g} s; the stream was closed.", "idle timeout"),
+}
 
 
 async def stream(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
-    await authenticate(request, state, query_token=True)  # refused at the handshake: 401 / 403 / 429
-    ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=MAX_FRAME_BYTES)
-    await ws.prepare(request)
-    if state.streams >= state.settings.stt_max_streams:
-        await _error(ws, "The server is serving as many real-time sessions as it can; retry later.")
-        await ws.close(code=TRY_AGAIN_LATER, message=b"at capacity")
-        return ws
-    state.streams += 1
+    principal = await authenticate(request, state, query_token=True)  # refused at the handshake: 401 / 403 / 429
+    credential = principal.credential_id
+    limit = state.settings.stt_streams_per_credential
+    # Counted before the first await, so that concurrent handshakes cannot all pass the check.
+    admitted = state.sockets_by_credential.get(credential, 0) < limit
+    if admitted:
+        state.sockets_by_credential[credential] = state.sockets_by_credential.get(credential, 0) + 1
     try:
-        await Session(ws, state).run()
+        ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=MAX_FRAME_BYTES + 1)
+        await ws.prepare(request)
+        if not admitted:
+            await _error(ws, f"This credential already holds {limit} open streams, its limit; close one first.")
+            await ws.close(code=POLICY_VIOLATION, message=b"too many streams for this credential")
+            return ws
+        await _serve(Session(ws, request, state))
+        return ws
     finally:
-        state.streams -= 1
-    return ws
+        if admitted:
+            _release_socket(state, credential)
+
+
+async def _serve(session: Session) -> None:
+    """Runs the session; a failure of its own ends it with 1011. The socket is upgraded by now, so
+    an exception must not reach the request middleware, which would write an HTTP 500 into it."""
+    try:
+        await session.run()
+    except Exception:
+        log.exception("a real-time session failed")
+        with contextlib.suppress(Exception):
+            await _error(session.ws, "The session failed on the server; it was closed.")
+            await session.ws.close(code=INTERNAL_ERROR, message=b"server error")
+
+
+def _release_socket(state: State, credential: str) -> None:
+    left = state.sockets_by_credential.get(credential, 1) - 1
+    if left > 0:
+        state.sockets_by_credential[credential] = left
+    else:
+        state.sockets_by_credential.pop(credential, None)
 
 
 class Session:
-    def __init__(self, ws: web.WebSocketResponse, state):
-        self.ws, self.state = ws, state
+    def __init__(self, ws: web.WebSocketResponse, request: web.Request, state: State):
+        self.ws, self.request, self.state = ws, request, state
+        self.clock = SessionClock(Limits.from_settings(state.settings), time.monotonic())
         self.pcm: PcmStream | None = None
         self.policy: StreamingTranscriber | None = None
         self.running: asyncio.Task | None = None
+        self.holds_slot = False
 
     async def run(self) -> None:
         try:
-            async for message in self.ws:
+            while not self.ws.closed:
+                now = time.monotonic()
+                if await self._enforce_limits(now):
+                    return
+                wait = max(self.clock.next_event(now), _MIN_WAIT_S)
+                hold = self.clock.hold(now)
+                if hold > 0:
+                    if not await self._hold(min(hold, wait)):
+                        return
+                    continue
+                try:
+                    message = await self.ws.receive(timeout=wait)
+                except TimeoutError:
+                    continue  # a deadline or a recheck is due: the loop's head sees to it
                 if message.type == WSMsgType.TEXT:
                     if await self._on_text(message.data):
                         return
                 elif message.type == WSMsgType.BINARY:
                     await self._on_audio(message.data)
-                elif message.type == WSMsgType.ERROR:
-                    return
+                else:
+                    return  # closed, closing, or a protocol error that aiohttp has answered (1009, 1002)
         finally:
             if self.running is not None and not self.running.done():
                 self.running.cancel()
+            if self.holds_slot:
+                self.state.streams -= 1
+                self.holds_slot = False
+
+    # --- the limits ----------------------------------------------------------------------------
+
+    async def _enforce_limits(self, now: float) -> bool:
+        """Ends the session when one of its deadlines has passed or its credential is no longer
+        good; True once it has ended."""
+        expiry = self.clock.expired(now)
+        if expiry is Expiry.SESSION:
+            await self._finish(reason=b"maximum session length")
+            return True
+        if expiry is not None:
+            message, reason = _EXPIRED[expiry]
+            limits = self.clock.limits
+            seconds = limits.config_timeout if expiry is Expiry.CONFIG else limits.idle_timeout
+            await self._refuse(message.format(limit=seconds), reason)
+            return True
+        if self.clock.recheck_due(now):
+            self.clock.rechecked(now)
+            refusal = await self._recheck()
+            if refusal is not None:
+                await self._refuse(f"{refusal} The stream was closed.", "credential no longer valid")
+                return True
+        return False
+
+    async def _recheck(self) -> str | None:
+        """Why the credential may no longer stream, or None. A failure to check (the database is
+        unreachable) is no verdict on the credential: the session goes on and is checked again."""
+        try:
+            await recheck(self.request)
+        except DomainError as exc:
+            if exc.status in (401, 403):
+                return exc.message
+            log.warning("a stream's credential could not be checked again: %s", exc.message)
+        except Exception:
+            log.warning("a stream's credential could not be checked again", exc_info=True)
+        return None
+
+    async def _hold(self, seconds: float) -> bool:
+        """Waits without reading, so the client's sends block once the socket's buffers fill;
+        False as soon as the client's connection is gone, so that its slot is freed at once."""
+        until = time.monotonic() + seconds
+        while (left := until - time.monotonic()) > 0:
+            if self.request.transport is None:
+                return False
+            await asyncio.sleep(min(left, _PEER_POLL_S))
+        return self.request.transport is not None
+
+    async def _refuse(self, message: str, reason: str) -> None:
+        await _error(self.ws, message)
+        await self.ws.close(code=POLICY_VIOLATION, message=reason.encode())
+
+    # --- the frames ----------------------------------------------------------------------------
 
     async def _on_text(self, data: str) -> bool:
         """Handles a control frame; True once the session has ended."""
         try:
-            frame = json.loads(data)
-        except ValueError:
-            await _error(self.ws, "A text frame must be JSON: {\"type\": \"config\" | \"eof\", ...}.")
+            frame = _control_frame(data)
+        except ValueError as exc:
+            await _error(self.ws, str(exc))
             return False
-        kind = frame.get("type") if isinstance(frame, dict) else None
+        kind = frame.get("type")
         if kind == "config":
-            await self._configure(frame)
-        elif kind == "eof":
+            return await self._configure(frame)
+        if kind == "eof":
             if self.policy is None:
                 await _error(self.ws, "Send a config frame and audio before eof.")
                 return False
             await self._finish()
             return True
-        else:
-            await _error(self.ws, f"Unknown frame type {kind!r}: expected config or eof.")
+        named = repr(kind) if isinstance(kind, str) and len(kind) <= 32 else "(missing or not a short string)"
+        await _error(self.ws, f"Unknown frame type {named}: expected config or eof.")
         return False
 
-    async def _configure(self, frame: dict) -> None:
+    async def _configure(self, frame: dict) -> bool:
+        """Configures the session and takes a stream slot; True when the server is full (the
+        session has then ended)."""
         if self.policy is not None:
             await _error(self.ws, "The stream is already configured; config may be sent once, before audio.")
-            return
+            return False
         rate = frame.get("sample_rate", 16_000)
         if not isinstance(rate, int) or isinstance(rate, bool) or not MIN_RATE <= rate <= MAX_RATE:
             await _error(self.ws, f"sample_rate must be an integer from {MIN_RATE} to {MAX_RATE} (Hz).")
-            return
+            return False
+        if self.state.streams >= self.state.settings.stt_max_streams:
+            await _error(self.ws, "The server is serving as many real-time sessions as it can; retry later.")
+            await self.ws.close(code=TRY_AGAIN_LATER, message=b"at capacity")
+            return True
+        self.state.streams += 1
+        self.holds_slot = True
         self.pcm = PcmStream(rate)
         self.policy = StreamingTranscriber(self.state.models.get_loaded_default())
+        self.clock.configure(time.monotonic())
+        return False
 
     async def _on_audio(self, data: bytes) -> None:
         if self.policy is None:
             await _error(self.ws, "Audio arrived before the config frame; it was dropped.")
             return
+        self.clock.add_audio(len(data) / (2 * self.pcm.rate), time.monotonic())
         self.policy.add_audio(self.pcm.push(data))
         self._maybe_pass()
 
+    # --- the passes ----------------------------------------------------------------------------
+
     def _maybe_pass(self) -> None:
-        if (self.running is None or self.running.done()) and self.policy.due():
+        if (self.running is None or self.running.done()) and not self.ws.closed and self.policy.due():
             self.running = asyncio.create_task(self._pass())
 
     async def _pass(self) -> None:
@@ -120,7 +264,8 @@ class Session:
         # Audio that arrived during the pass may already make the next one due.
         self._maybe_pass()
 
-    async def _finish(self) -> None:
+    async def _finish(self, reason: bytes = b"") -> None:
+        """The last pass, the result, and a normal close."""
         if self.running is not None:
             await asyncio.shield(self.running)
         self.policy.add_audio(self.pcm.flush())
@@ -135,11 +280,55 @@ class Session:
             return
         await _send(self.ws, {"type": "result", "text": result.text, "language": result.language,
                               "word_confidences": result.word_confidences})
-        await self.ws.close()
+        await self.ws.close(message=reason)
+
+
+def _control_frame(data: str) -> dict:
+    """The JSON object of a control frame; ValueError with the message for the client otherwise.
+    The depth is bounded before parsing: the parser recurses, and a deep enough frame would
+    exhaust the stack."""
+    if len(data.encode()) > MAX_CONTROL_BYTES:
+        raise ValueError(f"A text frame is a control frame of at most {MAX_CONTROL_BYTES} bytes; "
+                         "send audio as binary frames.")
+    if _nests_deeper_than(data, MAX_CONTROL_DEPTH):
+        raise ValueError(f"A text frame may nest JSON arrays and objects {MAX_CONTROL_DEPTH} deep at most.")
+    try:
+        frame = json.loads(data)
+    except ValueError:
+        frame = None
+    if not isinstance(frame, dict):
+        raise ValueError("A text frame must be a JSON object: {\"type\": \"config\" | \"eof\", ...}.")
+    return frame
+
+
+def _nests_deeper_than(text: str, limit: int) -> bool:
+    """Whether JSON ``text`` opens more than ``limit`` arrays or objects inside one another
+    (brackets inside strings do not count)."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 async def _send(ws: web.WebSocketResponse, frame: dict) -> None:
-    if not ws.closed:
+    if ws.closed:
+        return
+    # A client that vanished mid-send: the receive loop sees the closed socket next.
+    with contextlib.suppress(ConnectionResetError):
         await ws.send_json(frame)
 
 

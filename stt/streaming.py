@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .annotations import is_annotation
 from .audio import SAMPLE_RATE
 from .engine import Options, Transcriber, Word
 from .languages import NAMES, code_of
@@ -80,15 +81,28 @@ def normalize(word: str) -> str:
     return "".join(c for c in word.lower() if c.isalnum())
 
 
-def cut_repetition(norms: list[str], *, max_n: int = 4, repeats: int = 3) -> int:
-    """How many words to keep: up to the first occurrence of an n-gram (n <= max_n) that is
-    repeated back to back ``repeats`` times or more (whisper's decoding loops), else all."""
+def cut_repetition(norms: list[str], *, max_n: int = 4, repeats: int = 3, phrase: int = 4) -> int:
+    """How many words to keep: up to the first copy of what whisper's decoding loops repeat, else all.
+
+    A loop is an n-gram (n <= ``max_n``) repeated back to back ``repeats`` times or more ("so so
+    so"), or a phrase of ``phrase`` words or more said again at once: whole, or cut short by the
+    end of the hypothesis (its first half or more). A pass over audio the engine mishears in
+    this way ("... for your country. can do for your country.") puts the copy over the real words'
+    time, so only the repetition gives it away; a speaker who truly repeats such a phrase loses
+    the second copy."""
     for i in range(len(norms)):
         for n in range(1, max_n + 1):
             if i + n * repeats > len(norms):
                 break
             gram = norms[i:i + n]
             if all(norms[i + r * n:i + (r + 1) * n] == gram for r in range(1, repeats)):
+                return i + n
+        for n in range(phrase, (len(norms) - i) // 2 + 1):
+            if norms[i + n:i + 2 * n] == norms[i:i + n]:
+                return i + n
+        for n in range(phrase, len(norms) - i - 1):
+            rest = norms[i + n:]
+            if len(rest) < n <= 2 * len(rest) and norms[i:i + len(rest)] == rest:
                 return i + n
     return len(norms)
 
@@ -132,10 +146,6 @@ def _ends_sentence(text: str) -> bool:
     # "..." is how the model trails off where the audio stops, not a sentence's end.
     text = text.rstrip("\"')»”’")
     return text[-1:] in (".", "?", "!") and not text.endswith("..")
-
-
-def _is_annotation(text: str) -> bool:
-    return text[:1] in "[(*♪" or text[-1:] in "])*♪"
 
 
 class StreamingTranscriber:
@@ -378,7 +388,7 @@ class StreamingTranscriber:
                 depth += text.count("[") + text.count("(") - text.count("]") - text.count(")")
                 depth = max(depth, 0)
                 continue
-            if _is_annotation(text) or not normalize(text):
+            if is_annotation(text) or not normalize(text):
                 continue
             s = min(max(w.start or 0.0, 0.0), length)
             e = min(max(w.end or s, s), length)

@@ -3,7 +3,6 @@ against the real server and engine."""
 from __future__ import annotations
 
 import asyncio
-import statistics
 import time
 
 import aiohttp
@@ -33,9 +32,13 @@ def jfk_at(rate: int) -> bytes:
 
 
 async def session(url: str, token: str, audio: bytes, *, rate: int = 16000, chunk_s: float = 0.1,
-                  speed: float = 1.0, chunk_bytes: int | None = None, send_rate: bool = True) -> dict:
+                  speed: float = 1.0, chunk_bytes: int | None = None, send_rate: bool = True,
+                  settle_s: float = 0.0) -> dict:
     """Streams ``audio`` and collects every frame; returns the frames by kind, with arrival times,
-    and when eof was sent. ``send_rate=False`` leaves sample_rate out of the config (its default)."""
+    and when eof was sent. ``send_rate=False`` leaves sample_rate out of the config (its default).
+    ``settle_s``: after the audio, silence goes on in real time until a pass run on the silence
+    leaves nothing unconfirmed, or for that many seconds at most: a pause as long as the server
+    needs, however loaded the machine, rather than one of a fixed length."""
     frames: dict = {"partial": [], "final": [], "result": [], "error": [], "close": None, "eof_at": None}
     step = chunk_bytes or int(rate * chunk_s) * 2
     async with aiohttp.ClientSession() as http:
@@ -46,15 +49,25 @@ async def session(url: str, token: str, audio: bytes, *, rate: int = 16000, chun
                     frames[frame["type"]].append((time.monotonic(), frame))
                 frames["close"] = ws.close_code
 
+            async def send_paced(data: bytes, until=lambda: False):
+                started = time.monotonic()
+                for i, offset in enumerate(range(0, len(data), step)):
+                    if until():
+                        return
+                    await ws.send_bytes(data[offset:offset + step])
+                    # Real-time pacing against the clock, so slow sends do not accumulate.
+                    delay = started + (i + 1) * (step / 2 / rate) / speed - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+
             reader = asyncio.create_task(receive())
             await ws.send_json({"type": "config", "sample_rate": rate} if send_rate else {"type": "config"})
-            started = time.monotonic()
-            for i, offset in enumerate(range(0, len(audio), step)):
-                await ws.send_bytes(audio[offset:offset + step])
-                # Real-time pacing against the clock, so slow sends do not accumulate.
-                delay = started + (i + 1) * (step / 2 / rate) / speed - time.monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+            await send_paced(audio)
+            if settle_s:
+                spoken = time.monotonic()
+                # Settled: a partial that came after the speech says no words wait for confirmation.
+                await send_paced(bytes(2 * int(rate * settle_s)),
+                                 until=lambda: any(at > spoken + 1.0 and not f["text"] for at, f in frames["partial"]))
             frames["eof_at"] = time.monotonic()
             await ws.send_json({"type": "eof"})
             await asyncio.wait_for(reader, timeout=120)
@@ -80,7 +93,9 @@ def check_invariants(frames) -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, converted_model):
-    server = start_stt(tmp_path_factory.mktemp("stream"), converted_model, STT_MAX_STREAMS=3)
+    # The per-credential bound is tested on its own (test_stream_limits): here the tests share a key.
+    server = start_stt(tmp_path_factory.mktemp("stream"), converted_model, STT_MAX_STREAMS=3,
+                       STT_STREAMS_PER_CREDENTIAL=8)
     yield server
     stop_stt(server)
 
@@ -96,20 +111,22 @@ def test_real_time_stream_confirms_words_before_eof(server):
     text = check_invariants(frames)
     assert wer(words(JFK), words(text)) <= MAX_WER, text
     assert frames["result"][0][1]["language"] == "english"
-    # Words are confirmed while the audio still flows, not held back until eof.
+    # Words are confirmed while the audio still flows, not held back until eof. (How many depends
+    # on how fast the passes run on this machine: the policy's share is tested in test_streaming.)
     before_eof = words(" ".join(f["text"] for at, f in frames["final"] if at < frames["eof_at"]))
-    assert len(before_eof) >= len(words(JFK)) // 2, before_eof
+    assert before_eof, "no final before eof"
     assert any(texts(frames, "partial")), "no partial frame with text"
-    # A pass, and so a partial frame, about every 500 ms of audio.
-    arrivals = [at for at, _ in frames["partial"]]
-    period = statistics.median(b - a for a, b in zip(arrivals, arrivals[1:]))
-    assert 0.35 <= period <= 1.5, period
+    # Passes run while the audio flows, and never more often than one per 500 ms of new audio; a
+    # loaded machine only makes them rarer.
+    during = [at for at, _ in frames["partial"] if at < frames["eof_at"]]
+    assert 2 <= len(during) <= len(jfk_at(16000)) / 2 / 16000 / 0.5 + 1, len(during)
 
 
 def test_a_pause_confirms_the_whole_utterance_before_eof(server):
-    # A speaker who stops talking sees every word become final without ending the stream.
-    pause = pcm16(np.zeros(16000 * 3, dtype=np.float32))
-    frames = run(session(server.url, server.token, jfk_at(16000) + pause))
+    # A speaker who stops talking sees every word become final without ending the stream. The
+    # pause lasts until the server has settled, within 20 s: a pass takes longer on a loaded
+    # machine, and the policy itself is tested on a scripted clock in test_streaming.
+    frames = run(session(server.url, server.token, jfk_at(16000), settle_s=20))
     text = check_invariants(frames)
     assert " ".join(f["text"] for at, f in frames["final"] if f["text"] and at < frames["eof_at"]) == text
     assert wer(words(JFK), words(text)) <= MAX_WER, text
@@ -236,7 +253,7 @@ def test_eof_before_config_and_a_second_config_are_errors(server):
     assert [f["type"] for f in got] == ["error", "error", "result"]
 
 
-def test_a_session_beyond_capacity_is_refused_with_an_error_frame(tmp_path, converted_model):
+def test_a_session_beyond_capacity_is_refused_at_its_config_with_an_error_frame(tmp_path, converted_model):
     full = start_stt(tmp_path, converted_model, STT_MAX_STREAMS=1)
     try:
         async def scenario():
@@ -245,6 +262,7 @@ def test_a_session_beyond_capacity_is_refused_with_an_error_frame(tmp_path, conv
                 async with http.ws_connect(url) as first:
                     await first.send_json({"type": "config"})
                     async with http.ws_connect(url) as second:
+                        await second.send_json({"type": "config"})
                         refused = await second.receive_json(timeout=10)
                         await second.receive(timeout=10)
                         code = second.close_code

@@ -235,6 +235,34 @@ def test_a_hypothesis_is_cut_at_a_repetition_loop():
     assert session.finish().text == "and so my fellow americans"
 
 
+def test_a_phrase_of_four_words_said_again_at_once_is_a_loop():
+    assert cut_repetition("ask what you ask what you".split()) == 6  # three words: kept
+    assert cut_repetition("can do for you can do for you".split()) == 4
+    assert cut_repetition("your country can do for your country".split()) == 7  # not at once
+    # Cut short by the hypothesis's end: half the phrase or more is a copy, less may be speech.
+    assert cut_repetition("can do for your country can do for".split()) == 5
+    assert cut_repetition("for you ask what you can do".split()) == 7
+    assert cut_repetition("can do for you ask what you can do".split()) == 9
+
+
+def test_a_repeated_tail_after_the_utterance_is_not_confirmed_twice():
+    # What a misled engine answers on the pause after an utterance: its last phrase once more,
+    # timed over the real words. Without the loop check, two such answers agree and confirm it.
+    said = "ask what you can do for your country."
+    engine = ScriptedEngine(hypotheses=[said, said, said + " can do for your country.",
+                                        said + " can do for your country.", said + " can do for"])
+    session = session_for(engine)
+    voice = np.random.default_rng(8).standard_normal(SR // 2).astype(np.float32) * 0.2
+    finals = []
+    for _ in range(5):
+        session.add_audio(voice)
+        update = session.step()
+        finals.append(update.final)
+        assert "can do for your country. can" not in update.partial
+    assert " ".join(f for f in finals if f) == said
+    assert session.finish().text == said
+
+
 @pytest.mark.parametrize("floor", [0.0, 0.003, 0.02])
 def test_silence_gives_no_text_and_does_not_end_the_session(floor):
     engine = ScriptedEngine(hypotheses=["Thank you."])  # what whisper says to silence
@@ -332,10 +360,46 @@ def test_a_word_is_not_confirmed_while_the_buffer_may_cut_it():
     assert confirmed >= 20  # words were confirmed while the speech went on, and each was checked
 
 
+def test_a_pause_confirms_every_word_of_the_utterance_before_eof():
+    # A speaker who stops talking sees every word become final without ending the stream.
+    texts = ["ask not what your country can do for you.", "ask what you can do"]
+    script = sentences(*texts)
+    engine = ScriptedEngine(script)
+    session = session_for(engine)
+    audio = speech(script, script[-1].end + 3.0)
+    step = SR // 10
+    for i in range(0, audio.size, step):
+        session.add_audio(audio[i:i + step])
+        if session.due():
+            session.step()
+    assert " ".join(w.word for w in session.words) == " ".join(texts)
+    assert session.finish().text == " ".join(texts)
+
+
+def test_a_pause_shorter_than_the_settling_passes_leaves_the_last_words_partial():
+    # The other side of the rule: right after the last word, the tail is not final yet.
+    script = sentences("ask not what your country can do")
+    engine = ScriptedEngine(script)
+    session = session_for(engine)
+    audio = speech(script, script[-1].end + 0.5)
+    step = SR // 10
+    update = None
+    for i in range(0, audio.size, step):
+        session.add_audio(audio[i:i + step])
+        if session.due():
+            update = session.step()
+    assert update is not None and update.partial
+    assert len(session.words) < len(script)
+    assert session.finish().text == "ask not what your country can do"
+
+
 # --- on the real model ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def transcriber(converted_model):
+    """A freshly loaded engine for each test. whisper.cpp's output for a pass depends on the window
+    size (audio_ctx) of the calls made before it on the same context, so an engine shared between
+    tests would make each test's result depend on the tests that ran before it."""
     from stt.engine import Transcriber
     return Transcriber(converted_model, n_threads=2)
 
@@ -356,6 +420,19 @@ def test_jfk_streams_to_its_text_with_finals_before_the_end(transcriber, jfk):
     assert len(result.word_confidences) == len(result.text.split())
     assert all(0 < c["confidence"] <= 1 for c in result.word_confidences)
     assert all(p.transcribed for p in session.passes)  # the fixture is speech all along
+
+
+def test_a_pause_confirms_jfk_before_eof_on_the_real_model(transcriber, jfk):
+    session = StreamingTranscriber(transcriber)
+    audio = np.concatenate([jfk, np.zeros(3 * SR, dtype=np.float32)])
+    step = SR // 10
+    for i in range(0, audio.size, step):
+        session.add_audio(audio[i:i + step])
+        if session.due():
+            session.step()
+    confirmed = " ".join(w.word for w in session.words)
+    assert words(confirmed) == words(JFK)
+    assert session.finish().text == confirmed
 
 
 def test_a_long_session_costs_per_pass_what_a_short_one_does(transcriber, jfk):

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.stt.conftest import FIXTURES, JFK, start_stt, stop_stt, words
 from tests.stt.helpers import make_key
@@ -190,7 +191,8 @@ def test_bad_response_format(stt):
 
 
 def test_unknown_model_lists_the_known_ones(stt):
-    error = assert_openai_error(post(stt, files=jfk(), data={"model": "whisper-1"}), 400, "model", "svc-stt")
+    error = assert_openai_error(post(stt, files=jfk(), data={"model": "whisper-2"}), 400, "model", "svc-stt",
+                                "whisper-1")
     assert error["code"] == "model_not_found"
 
 
@@ -240,17 +242,30 @@ def test_a_huge_declared_body_is_refused_before_reading(stt):
 def test_health_ready_metrics(stt):
     assert httpx.get(stt.url + "/health").json() == {"status": "ok"}
     assert httpx.get(stt.url + "/ready").json()["models"][0] == "svc-stt"
-    def sample(name: str) -> float:
-        lines = [line for line in httpx.get(stt.url + "/metrics").text.splitlines() if line.startswith(name + " ")]
-        return float(lines[0].split()[1]) if lines else 0.0
 
-    before = sample('stt_requests_total{status="200"}'), sample("stt_audio_seconds_total"), sample("stt_inference_seconds_total")
+    def scrape() -> dict:
+        response = httpx.get(stt.url + "/metrics")
+        assert response.headers["content-type"].startswith("text/plain")
+        return {(s.name, tuple(sorted(s.labels.items()))): s.value
+                for family in text_string_to_metric_families(response.text) for s in family.samples}
+
+    upload = ("stt_requests_total", (("route", "/v1/audio/transcriptions"), ("status", "200")))
+    timed = ("stt_request_duration_seconds_count", (("route", "/v1/audio/transcriptions"),))
+    before = scrape()
     assert post(stt, files=jfk()).status_code == 200
-    after = sample('stt_requests_total{status="200"}'), sample("stt_audio_seconds_total"), sample("stt_inference_seconds_total")
-    # Every GET of /metrics counts as a 200 too: at least the transcription and one scrape.
-    assert after[0] >= before[0] + 2
-    assert after[1] - before[1] == pytest.approx(11.0, abs=0.1) and after[2] > before[2]
-    assert sample("stt_queue_depth") == 0
+    assert httpx.get(stt.url + "/v1/no-such-route").status_code == 404
+    after = scrape()
+    assert after[upload] - before.get(upload, 0.0) == 1 and after[timed] - before.get(timed, 0.0) == 1
+    unrouted = ("stt_requests_total", (("route", "-"), ("status", "404")))
+    assert after[unrouted] - before.get(unrouted, 0.0) == 1
+    audio = ("stt_audio_seconds_total", ())
+    assert after[audio] - before[audio] == pytest.approx(11.0, abs=0.1)
+    assert after[("stt_inference_seconds_total", ())] > before[("stt_inference_seconds_total", ())]
+    rtf = ("stt_real_time_factor_count", ())
+    assert after[rtf] - before[rtf] == 1
+    assert after[("stt_queue_depth", ())] == 0 and after[("stt_streams", ())] == 0
+    # Only the speech server's own metrics.
+    assert {name.split("_")[0] for name, _ in after} <= {"stt", "python", "process"}
 
 
 def test_unknown_path_in_openai_shape(stt):
