@@ -47,7 +47,7 @@ def main() -> None:
         app = "api.serve:worker_app" if settings.workers > 1 else "api.app:create_app"
         uvicorn.run(app, factory=True, host=settings.host, port=settings.api_port,
                     workers=settings.workers, access_log=False, log_level=settings.log_level.lower(),
-                    timeout_graceful_shutdown=10, server_header=False,
+                    timeout_graceful_shutdown=settings.shutdown_timeout_s, server_header=False,
                     # Our own log configuration (core.boot: LOG_FORMAT) for uvicorn's lines too.
                     log_config=None)
     finally:
@@ -56,7 +56,8 @@ def main() -> None:
         if speech is not None:
             speech.terminate()
             try:
-                speech.wait(timeout=10)
+                # Its own shutdown takes up to SHUTDOWN_TIMEOUT_S; a little more for the last answers.
+                speech.wait(timeout=settings.shutdown_timeout_s + 5)
             except subprocess.TimeoutExpired:
                 speech.kill()
 

@@ -72,6 +72,8 @@ class Settings:
     # How often an open session's credential is checked again.
     stt_recheck_s: float = 10.0
     stt_streams_per_credential: int = 2  # open WebSocket sessions one credential may hold
+    # On SIGTERM: how long in-flight requests and open real-time sessions get to finish.
+    shutdown_timeout_s: float = 30.0
     cors_origins: str = ""  # origins whose pages may call either server, comma-separated; none by default
 
     def handler_threads(self) -> int:
@@ -125,6 +127,7 @@ class Settings:
             stt_max_session_s=_float("STT_MAX_SESSION_S", cls.stt_max_session_s),
             stt_realtime_margin_s=_float("STT_REALTIME_MARGIN_S", cls.stt_realtime_margin_s),
             stt_recheck_s=_float("STT_RECHECK_S", cls.stt_recheck_s),
+            shutdown_timeout_s=_float("SHUTDOWN_TIMEOUT_S", cls.shutdown_timeout_s),
             stt_streams_per_credential=_int("STT_STREAMS_PER_CREDENTIAL", cls.stt_streams_per_credential),
             cors_origins=os.environ.get("CORS_ORIGINS", cls.cors_origins),
         )

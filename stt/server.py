@@ -481,10 +481,16 @@ def create_app(settings: Settings | None = None, models: ModelSet | None = None)
         await asyncio.get_running_loop().run_in_executor(None, models.get, DEFAULT_MODEL)
         state.ready = True
 
+    async def end_sessions(app: web.Application) -> None:
+        # Before aiohttp waits (SHUTDOWN_TIMEOUT_S) for the handlers: a session would not end by itself.
+        await asyncio.gather(*(session.shut_down(settings.shutdown_timeout_s) for session in list(state.sessions)),
+                             return_exceptions=True)
+
     async def shutdown(app: web.Application) -> None:
         state.engine.shutdown(wait=False, cancel_futures=True)
 
     app.on_startup.append(load_default_model)
+    app.on_shutdown.append(end_sessions)
     app.on_cleanup.append(shutdown)
     return app
 
@@ -495,7 +501,10 @@ def main() -> None:
     # The bindings log every pass at INFO; our access line already says what a request took.
     logging.getLogger("pywhispercpp").setLevel(max(logging.WARNING, logging.getLogger().level))
     log.info("speech server on http://%s:%d/v1", settings.host, settings.stt_port)
-    web.run_app(app, host=settings.host, port=settings.stt_port, access_log=None, print=None)
+    # On SIGTERM aiohttp stops listening, runs on_shutdown (the sessions end with their result), waits
+    # for the handlers in flight up to the timeout, then cancels the rest.
+    web.run_app(app, host=settings.host, port=settings.stt_port, access_log=None, print=None,
+                shutdown_timeout=settings.shutdown_timeout_s)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ class State:
         self.admitted = 0
         self.streams = 0  # configured real-time sessions; only touched on the loop
         self.sockets_by_credential: dict[str, int] = {}  # open WebSockets per credential id; on the loop
+        self.sessions: set = set()  # open real-time sessions (stt.stream.Session), ended on shutdown; on the loop
         self.ready = False
 
 

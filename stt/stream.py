@@ -18,6 +18,9 @@ No client holds the server forever (the rules and their settings: stt.stream_lim
   with the reason "maximum session length";
 - audio that runs ahead of real time by more than the margin is not read until real time catches
   up (backpressure: the client's sends block), so the session's passes come at a live pace.
+- when the server stops (SIGTERM), every session ends as ``eof`` would: the audio received so far
+  is transcribed within SHUTDOWN_TIMEOUT_S (past it the result holds the confirmed words only),
+  then its ``result`` and close 1001.
 
 A control (text) frame is at most MAX_CONTROL_BYTES and nests at most MAX_CONTROL_DEPTH deep, or it
 gets an ``error`` frame; any frame over MAX_FRAME_BYTES is closed with 1009.
@@ -43,6 +46,7 @@ from .streaming import StreamingTranscriber
 log = logging.getLogger("stt.stream")
 
 # Close codes of the RFC 6455 registry.
+GOING_AWAY = 1001
 POLICY_VIOLATION = 1008
 INTERNAL_ERROR = 1011
 TRY_AGAIN_LATER = 1013
@@ -77,7 +81,12 @@ async def stream(request: web.Request) -> web.StreamResponse:
             await _error(ws, f"This credential already holds {limit} open streams, its limit; close one first.")
             await ws.close(code=POLICY_VIOLATION, message=b"too many streams for this credential")
             return ws
-        await _serve(Session(ws, request, state))
+        session = Session(ws, request, state)
+        state.sessions.add(session)
+        try:
+            await _serve(session)
+        finally:
+            state.sessions.discard(session)
         return ws
     finally:
         if admitted:
@@ -112,6 +121,7 @@ class Session:
         self.policy: StreamingTranscriber | None = None
         self.running: asyncio.Task | None = None
         self.holds_slot = False
+        self.ending = False  # the last pass, the result and the close are under way
 
     async def run(self) -> None:
         try:
@@ -148,6 +158,8 @@ class Session:
     async def _enforce_limits(self, now: float) -> bool:
         """Ends the session when one of its deadlines has passed or its credential is no longer
         good; True once it has ended."""
+        if self.ending:
+            return False  # the session is ending already (a shutdown): nothing more to enforce
         expiry = self.clock.expired(now)
         if expiry is Expiry.SESSION:
             await self._finish(reason=b"maximum session length")
@@ -195,8 +207,21 @@ class Session:
 
     # --- the frames ----------------------------------------------------------------------------
 
+    async def shut_down(self, grace: float) -> None:
+        """The server is stopping: ends the session as eof would, but with close 1001. Runs beside
+        the receive loop, which then sees the socket close."""
+        if self.ending or self.ws.closed:
+            return
+        if self.policy is None:
+            self.ending = True
+            await self.ws.close(code=GOING_AWAY, message=b"server shutting down")
+            return
+        await self._finish(code=GOING_AWAY, reason=b"server shutting down", grace=grace)
+
     async def _on_text(self, data: str) -> bool:
         """Handles a control frame; True once the session has ended."""
+        if self.ending:
+            return False
         try:
             frame = _control_frame(data)
         except ValueError as exc:
@@ -237,6 +262,8 @@ class Session:
         return False
 
     async def _on_audio(self, data: bytes) -> None:
+        if self.ending:
+            return  # arrived after the last pass began: not acknowledged, so not lost
         if self.policy is None:
             await _error(self.ws, "Audio arrived before the config frame; it was dropped.")
             return
@@ -264,14 +291,18 @@ class Session:
         # Audio that arrived during the pass may already make the next one due.
         self._maybe_pass()
 
-    async def _finish(self, reason: bytes = b"") -> None:
-        """The last pass, the result, and a normal close."""
-        if self.running is not None:
-            await asyncio.shield(self.running)
-        self.policy.add_audio(self.pcm.flush())
-        loop = asyncio.get_running_loop()
+    async def _finish(self, code: int = 1000, reason: bytes = b"", grace: float | None = None) -> None:
+        """The last pass, the result, and the close. Within ``grace`` seconds if given: past it the
+        result holds the words confirmed so far."""
+        if self.ending:
+            return
+        self.ending = True
         try:
-            result = await loop.run_in_executor(self.state.engine, self.policy.finish)
+            async with asyncio.timeout(grace):
+                result = await self._last_pass()
+        except TimeoutError:
+            log.warning("a stream's last pass did not finish within %g s; its result holds the confirmed words", grace)
+            result = self.policy.confirmed()
         except Exception:
             # The upgrade is done: an HTTP 500 can no longer be sent, so say it in the stream.
             log.exception("the last pass of a stream failed")
@@ -280,7 +311,13 @@ class Session:
             return
         await _send(self.ws, {"type": "result", "text": result.text, "language": result.language,
                               "word_confidences": result.word_confidences})
-        await self.ws.close(message=reason)
+        await self.ws.close(code=code, message=reason)
+
+    async def _last_pass(self):
+        if self.running is not None:
+            await asyncio.shield(self.running)
+        self.policy.add_audio(self.pcm.flush())
+        return await asyncio.get_running_loop().run_in_executor(self.state.engine, self.policy.finish)
 
 
 def _control_frame(data: str) -> dict:

@@ -257,6 +257,13 @@ class StreamingTranscriber:
             return Result(" ".join(w.word for w in words),
                           [{"word": w.word, "confidence": w.confidence} for w in words], self.language, words)
 
+    def confirmed(self) -> Result:
+        """The words confirmed so far as a result, without a pass: what a session that cannot wait
+        for its last pass (the server is stopping) still owes its client."""
+        words = self.words
+        return Result(" ".join(w.word for w in words),
+                      [{"word": w.word, "confidence": w.confidence} for w in words], self.language, words)
+
     # --- for observers (tests, simulations, logs) --------------------------------------------
 
     @property

@@ -53,17 +53,16 @@ def test_pop_undoes_one_step_once():
 
 def test_server_stop_ends_its_whole_process_group(tmp_path):
     # A worker that ignores SIGTERM, left behind by its parent when that one stops: gone all the same.
-    worker = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    # The worker says its pid once its own SIGTERM handler is in place, however slow the machine.
+    worker = "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(os.getpid(), flush=True); time.sleep(60)"
     code = ("import subprocess, sys, time\n"
             f"worker = subprocess.Popen([sys.executable, '-c', {worker!r}])\n"
-            "print(worker.pid, flush=True)\n"
             "time.sleep(60)\n")
     server = benchlib.Server([sys.executable, "-c", code], dict(os.environ), tmp_path / "server.log")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not (tmp_path / "server.log").read_text().strip() and time.monotonic() < deadline:
         time.sleep(0.05)
     worker_pid = int((tmp_path / "server.log").read_text().split()[0])
-    time.sleep(0.5)  # the worker's own SIGTERM handler in place
     benchlib.CLEANUP.pop(server.stop)
     assert server.proc.poll() == -signal.SIGTERM
     for _ in range(100):
