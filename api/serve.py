@@ -49,7 +49,10 @@ def main() -> None:
                     workers=settings.workers, access_log=False, log_level=settings.log_level.lower(),
                     timeout_graceful_shutdown=settings.shutdown_timeout_s, server_header=False,
                     # Our own log configuration (core.boot: LOG_FORMAT) for uvicorn's lines too.
-                    log_config=None)
+                    log_config=None,
+                    # uvicorn bounds neither the time nor the size of a request's head (slow or idle
+                    # clients would hold connections for ever): API_HEAD_TIMEOUT_S, API_MAX_HEAD_BYTES.
+                    http="api.http_protocol:HeadLimitedHttpToolsProtocol")
     finally:
         if metrics_dir is not None:
             shutil.rmtree(metrics_dir, ignore_errors=True)

@@ -47,6 +47,10 @@ class Settings:
     # How long a request waits for a pooled PostgreSQL connection before it is answered 503.
     db_pool_timeout_s: float = 10.0
     max_body_bytes: int = 1_048_576
+    # Management API: a request's line and headers must have arrived within this long of the
+    # connection opening or of the previous answer (408 past it), and be at most this large (431).
+    api_head_timeout_s: float = 10.0
+    api_max_head_bytes: int = 65536
     log_level: str = "INFO"
     log_format: str = "text"  # or "json": one JSON object per line, for log shippers
     # The speech server.
@@ -110,6 +114,8 @@ class Settings:
             default_requests_per_day=_int("DEFAULT_REQUESTS_PER_DAY", cls.default_requests_per_day),
             db_pool_timeout_s=_float("DB_POOL_TIMEOUT_S", cls.db_pool_timeout_s),
             max_body_bytes=_int("MAX_BODY_BYTES", cls.max_body_bytes),
+            api_head_timeout_s=_float("API_HEAD_TIMEOUT_S", cls.api_head_timeout_s),
+            api_max_head_bytes=_int("API_MAX_HEAD_BYTES", cls.api_max_head_bytes),
             log_level=os.environ.get("LOG_LEVEL", cls.log_level).upper(),
             log_format=os.environ.get("LOG_FORMAT", cls.log_format).lower(),
             stt_enabled=_bool("STT_ENABLED", cls.stt_enabled),
