@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -97,3 +99,25 @@ def test_responses_name_no_server_software(tmp_path):
             assert response.headers["x-request-id"]
     finally:
         stop_server(server)
+
+
+def test_a_server_starts_without_a_warning(tmp_path):
+    server = start_server(tmp_path, WORKERS=2)
+    try:
+        assert httpx.get(f"{server.url}/api/v2/openapi.json").status_code == 200
+    finally:
+        stop_server(server)
+    log = "".join(path.read_text() for path in tmp_path.glob("server-*.log"))
+    assert "Warning" not in log and "WARNING" not in log, log
+
+
+def test_starlettes_warning_about_its_test_client_is_silenced_where_connexion_triggers_it():
+    # Only where httpx2 is missing (a fresh install, as scripts/serve makes) does importing
+    # connexion warn; here the warning is raised as Starlette raises it.
+    code = ("import warnings, api\n"
+            "from starlette.exceptions import StarletteDeprecationWarning\n"
+            "warnings.warn('Using `httpx` with `starlette.testclient` is deprecated; install `httpx2` instead.',"
+            " StarletteDeprecationWarning)\n"
+            "warnings.warn('another warning', StarletteDeprecationWarning)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "testclient" not in done.stderr and "another warning" in done.stderr, done.stderr

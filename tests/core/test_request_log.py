@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import time
 
 import pytest
 
@@ -57,3 +58,70 @@ def test_an_unknown_log_format_is_refused_by_name():
                                               ("bad id", False), ("", False), (None, False)])
 def test_a_request_id_is_echoed_only_when_safe(incoming, echoed):
     assert (request_id_from(incoming) == incoming) is echoed
+
+
+
+def test_lines_are_written_in_batches():
+    from core.request_log import _Handler
+
+    class Slow(_Handler):
+        FLUSH_S = 60  # no timed flush during the test
+    handler, stream = Slow(), io.StringIO()
+    handler.setStream(stream)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    record = lambda n, level=logging.INFO: logging.LogRecord("t", level, __file__, 1, str(n), None, None)  # noqa: E731
+    for n in range(Slow.BATCH - 1):
+        handler.handle(record(n))
+    assert stream.getvalue() == ""
+    handler.handle(record(Slow.BATCH - 1))
+    assert stream.getvalue().split() == [str(n) for n in range(Slow.BATCH)]
+    handler.handle(record("info"))
+    handler.handle(record("warning", logging.WARNING))  # written at once, after what was pending
+    assert stream.getvalue().split()[-2:] == ["info", "warning"]
+    handler.handle(record("last"))
+    handler.close()  # as logging.shutdown does at exit
+    assert stream.getvalue().split()[-1] == "last"
+
+
+_LOGS = """
+import logging, os, sys, time
+from core.request_log import configure_logging
+configure_logging("INFO")
+log = logging.getLogger("t")
+log.info("first")
+log.info("second")
+if sys.argv[1] == "quiet":
+    time.sleep(10)  # nothing more is logged: the lines must come out all the same
+else:
+    log.warning("third")
+    os._exit(0)  # no exit handlers: only what was written is there
+"""
+
+
+def _stderr(mode: str) -> str:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    if mode == "quiet":
+        process = subprocess.Popen([sys.executable, "-c", _LOGS, mode], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        try:
+            seen = ""
+            while "second" not in seen and (line := process.stderr.readline()):
+                seen += line
+            return seen
+        finally:
+            process.kill()
+            process.wait()
+    return subprocess.run([sys.executable, "-c", _LOGS, mode], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60).stderr
+
+
+def test_a_line_is_written_though_nothing_is_logged_after_it():
+    started = time.monotonic()
+    assert [line.split()[-1] for line in _stderr("quiet").splitlines()] == ["first", "second"]
+    assert time.monotonic() - started < 8  # well before the process's 10 s are over
+
+
+def test_a_warning_is_written_at_once_with_every_line_before_it():
+    assert [line.split()[-1] for line in _stderr("warning").splitlines()] == ["first", "second", "third"]
