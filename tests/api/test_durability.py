@@ -1,0 +1,88 @@
+"""No acknowledged write is lost when every server process dies with SIGKILL in the middle of a load:
+an API key whose creation was answered 201 is there after a restart, on both databases."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import httpx
+import pytest
+
+from tests.api.test_serve import descendants
+from tests.conftest import start_server, stop_server
+
+
+def create_keys_until_killed(server, owner: dict, acknowledged: list, stop: threading.Event) -> None:
+    url = f"{server.url}/api/v2/api-keys"
+    params = {"workspaceId": owner["workspaceId"]}
+    headers = {"Authorization": f"Bearer {owner['token']}"}
+    with httpx.Client(timeout=10) as client:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                r = client.post(url, params=params, headers=headers, json={"name": f"k{n}", "userId": owner["userId"]})
+            except httpx.HTTPError:
+                continue  # the server is gone: no answer, so nothing was acknowledged
+            if r.is_success:  # acknowledged
+                acknowledged.append(r.json()["data"]["result"]["apiKey"]["id"])
+
+
+def kill_every_process(server) -> None:
+    """SIGKILL to the master and every process under it at once: nobody gets to shut down."""
+    pids = descendants(server.process.pid) | {server.process.pid}
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    server.process.wait(timeout=10)
+
+
+def listed_ids(server, owner: dict) -> set[str]:
+    ids, offset = set(), 0
+    while True:
+        r = httpx.get(f"{server.url}/api/v2/api-keys", params={"workspaceId": owner["workspaceId"], "limit": 100,
+                                                                "offset": offset},
+                      headers={"Authorization": f"Bearer {owner['token']}"}, timeout=30)
+        assert r.status_code == 200, r.text
+        page = r.json()["data"]["result"]
+        ids |= {key["id"] for key in page["apiKeys"]}
+        offset += 100
+        if offset >= page["pagination"]["total"]:
+            return ids
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_keys_acknowledged_before_a_sigkill_of_every_process_are_all_there(tmp_path, database, request):
+    env = {"WORKERS": 2, "RATE_LIMITS_ENABLED": "false"}
+    if database == "postgresql":
+        env["DATABASE_URL"] = request.getfixturevalue("scratch_postgres")()
+    server = start_server(tmp_path, **env)
+    owner = server.admin("bootstrap", "--workspace", "w", "--email", "owner@example.com")
+    acknowledged: list[str] = []
+    stop = threading.Event()
+    clients = [threading.Thread(target=create_keys_until_killed, args=(server, owner, acknowledged, stop))
+               for _ in range(8)]
+    for client in clients:
+        client.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(acknowledged) < 100 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        kill_every_process(server)
+    finally:
+        stop.set()
+        for client in clients:
+            client.join(timeout=30)
+    assert len(acknowledged) >= 100, len(acknowledged)
+
+    # The same data directory or database, a new set of processes.
+    restarted = start_server(tmp_path, **env)
+    try:
+        missing = set(acknowledged) - listed_ids(restarted, owner)
+        assert not missing, f"{len(missing)} of {len(acknowledged)} acknowledged keys lost"
+    finally:
+        stop_server(restarted)
