@@ -138,10 +138,14 @@ def test_faster_than_real_time_at_the_default_sample_rate(server):
     assert wer(words(JFK), words(check_invariants(frames))) <= MAX_WER
 
 
-@pytest.mark.parametrize("rate", [8000, 44100])
-def test_other_sample_rates_are_resampled(server, rate):
+# 8 kHz is telephone audio: without the upper half of the voice's band, tiny.en hears "Americans,
+# ask" as "America asked" or not depending on where the passes cut, which a loaded machine moves.
+# Audio taken at the wrong rate would be half or twice the speed, far beyond these bounds; the
+# resampling itself is checked sample for sample in test_resample.
+@pytest.mark.parametrize(("rate", "max_wer"), [(8000, 0.25), (44100, MAX_WER)])
+def test_other_sample_rates_are_resampled(server, rate, max_wer):
     frames = run(session(server.url, server.token, jfk_at(rate), rate=rate, speed=2))
-    assert wer(words(JFK), words(check_invariants(frames))) <= MAX_WER
+    assert wer(words(JFK), words(check_invariants(frames))) <= max_wer
 
 
 def test_odd_byte_counts_are_reassembled(server):
