@@ -208,6 +208,20 @@ def spawn(module: str, env: dict, log_path: Path, ready_url: str, timeout: float
     raise RuntimeError(f"{module} was not ready within {timeout:.0f} s")
 
 
+def wait_until_ready(url: str, seconds: float) -> None:
+    """Returns once ``url`` answers 200 (a server started by another process: the speech server
+    that api.serve starts beside itself); fails the test after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"{url} did not answer 200 within {seconds:g} s")
+
+
 def start_server(tmp_path, **env_overrides) -> LiveServer:
     port = free_port()
     env = {**os.environ, "HOST": "127.0.0.1", "API_PORT": str(port), "DATA_DIR": str(tmp_path / "data"),

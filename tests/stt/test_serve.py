@@ -5,7 +5,7 @@ import time
 
 import httpx
 
-from tests.conftest import free_port, start_server, stop_server
+from tests.conftest import free_port, start_server, stop_server, wait_until_ready
 from tests.stt.conftest import FIXTURES, JFK, words
 
 
@@ -14,14 +14,7 @@ def test_serve_starts_both_servers_sharing_credentials(tmp_path, converted_model
     server = start_server(tmp_path, STT_ENABLED="true", STT_PORT=stt_port, STT_MODEL_PATH=converted_model)
     try:
         stt_url = f"http://127.0.0.1:{stt_port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(stt_url + "/ready", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
+        wait_until_ready(stt_url + "/ready", 60)
         owner = server.admin("bootstrap", "--workspace", "w", "--email", "a@example.com")
         created = httpx.post(f"{server.url}/api/v2/api-keys", params={"workspaceId": owner["workspaceId"]},
                              headers={"Authorization": f"Bearer {owner['token']}"},

@@ -2,13 +2,12 @@
 worker processes) and to the speech server, sent at once, are admitted exactly up to its limit."""
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
-from tests.conftest import free_port, start_server, stop_server
+from tests.conftest import free_port, start_server, stop_server, wait_until_ready
 from tests.stt.helpers import make_key
 
 
@@ -22,14 +21,7 @@ def test_a_keys_limit_holds_exactly_across_both_servers(tmp_path, converted_mode
     server = start_server(tmp_path, **env)
     stt_url = f"http://127.0.0.1:{stt_port}"
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(stt_url + "/ready", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
+        wait_until_ready(stt_url + "/ready", 90)
         owner = server.admin("bootstrap", "--workspace", "w", "--email", "owner@example.com")
         # The day's limit binds, so that a minute turning during the burst changes nothing.
         key = make_key(server.env, owner, rate_limit=(10_000, 40))
