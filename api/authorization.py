@@ -29,7 +29,6 @@ from models.db import session
 from models.errors import InvalidInput
 from models.principal import Principal
 from models.rate_limits import Policy
-from models.text import text_problem
 
 from .request_context import add_response_headers, note_credential
 
@@ -89,9 +88,6 @@ class AuthorizationOperation:
         # The handler must act in the very workspace checked here, so there must be only one.
         if len(values) > 1:
             raise InvalidInput("workspaceId must be given once.")
-        # Read before validation, so checked here by the rule validation applies to every parameter.
-        if values and (problem := text_problem(values[0])) is not None:
-            raise InvalidInput(f"Invalid value for query parameter workspaceId: {problem}.")
         return values[0] if values else None
 
 

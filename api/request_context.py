@@ -11,14 +11,9 @@ from dataclasses import dataclass, field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.request_log import log_access, request_id_from
-from models.text import printable
-
 from .metrics import observe
 
 access_log = logging.getLogger("api.access")
-# A path is logged with its control characters escaped (a %0A must not start a forged line) and
-# cut to this length: ids are at most 255 characters, a path of megabytes is an attack.
-LOGGED_PATH_CHARS = 300
 
 
 @dataclass
@@ -88,6 +83,6 @@ class RequestContextMiddleware:
             # connexion's routing names the operation in the scope; a path it did not route has none.
             operation = extensions.get("connexion_routing", {}).get("operation_id") or "-"
             observe(operation, status, finished - started)
-            log_access(access_log, scope["method"], printable(scope["path"], LOGGED_PATH_CHARS), status, started,
+            log_access(access_log, scope["method"], scope["path"], status, started,
                        finished, state.id, operation=operation, credential_id=state.credential_id)
             _state.reset(token)

@@ -17,8 +17,12 @@ import uuid
 
 import orjson
 
+from models.text import printable
+
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+# Ids are at most 255 characters; a path of megabytes is an attack, not something to log whole.
+LOGGED_PATH_CHARS = 300
 # The fields an access line carries besides its message.
 ACCESS_FIELDS = ("method", "path", "operation", "status", "ms", "request_id", "credential_id")
 
@@ -29,8 +33,11 @@ def request_id_from(incoming: str | None) -> str:
 
 def log_access(logger: logging.Logger, method: str, path: str, status: int, started: float, finished: float,
                request_id: str, *, operation: str | None = None, credential_id: str | None = None) -> None:
+    """The access line of one request. The path, as the client sent it, is written with its control
+    characters escaped (a %0A must not start a forged line) and cut to LOGGED_PATH_CHARS."""
     # isEnabledFor first: with the log off, a request pays for no formatting at all.
     if logger.isEnabledFor(logging.INFO):
+        path = printable(path, LOGGED_PATH_CHARS)
         ms = round((finished - started) * 1000, 1)
         logger.info("%s %s %s %d %.1fms %s %s", method, path, operation or "-", status, ms, request_id,
                     credential_id or "-",

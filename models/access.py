@@ -7,6 +7,7 @@ from .credentials import authenticate
 from .errors import Forbidden, InvalidInput, RateLimited, Unauthenticated
 from .principal import Principal
 from .rate_limits import Policy, consume
+from .text import text_problem
 
 
 def admit(secret: str, *, policy: Policy, workspace_id: str | None = None, permission: str | None = None,
@@ -19,9 +20,10 @@ def admit(secret: str, *, policy: Policy, workspace_id: str | None = None, permi
     or Forbidden (see ``authenticate``), RateLimited, InvalidInput. Runs inside the caller's
     ``session()``: two statements (the credential, the rate-limit upsert) on the common path.
     """
-    if workspace_id is not None and "\x00" in workspace_id:
-        # PostgreSQL cannot compare text holding NUL: refuse it here for both servers.
-        raise InvalidInput("Invalid value for query parameter workspaceId: must not contain a NUL character.")
+    # Both servers read the workspace before any validation of theirs (PostgreSQL cannot even
+    # compare text holding NUL): the rule every request string meets, applied here for both.
+    if workspace_id is not None and (problem := text_problem(workspace_id)) is not None:
+        raise InvalidInput(f"Invalid value for query parameter workspaceId: {problem}.")
     principal = authenticate(secret, workspace_id=workspace_id)
     limit = policy.limit_for(principal.rate_limit)
     decision = consume(principal.credential_id, limit) if limit else None

@@ -24,6 +24,7 @@ from .state import State
 
 TRANSCRIBE = "speech:transcribe"
 _RATE_HEADERS = web.RequestKey("rate_limit_headers", dict)
+_CREDENTIAL = web.RequestKey("credential_id", str)
 
 
 async def authenticate(request: web.Request, state: State, *, permission: str | None = TRANSCRIBE,
@@ -42,7 +43,14 @@ async def authenticate(request: web.Request, state: State, *, permission: str | 
                          report=lambda headers: request.__setitem__(_RATE_HEADERS, headers))
 
     # admit() queries the database: off the event loop.
-    return await asyncio.get_running_loop().run_in_executor(None, run)
+    principal = await asyncio.get_running_loop().run_in_executor(None, run)
+    request[_CREDENTIAL] = principal.credential_id
+    return principal
+
+
+def credential_of(request: web.Request) -> str | None:
+    """The id of the credential admitted for ``request`` (for the access line; never the secret)."""
+    return request.get(_CREDENTIAL)
 
 
 async def recheck(request: web.Request, *, permission: str = TRANSCRIBE) -> None:

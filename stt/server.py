@@ -49,7 +49,7 @@ from .audio import (
     UnsupportedFormat,
     format_of,
 )
-from .auth import add_rate_limit_headers, authenticate
+from .auth import add_rate_limit_headers, authenticate, credential_of
 from .engine import Transcript
 from .errors import ApiError
 from .languages import code_of
@@ -110,8 +110,10 @@ async def request_context(request: web.Request, handler):
     response.headers["X-Request-ID"] = rid
     finished = time.perf_counter()
     resource = request.match_info.route.resource
-    measured.observe(resource.canonical if resource is not None else "-", response.status, finished - started)
-    log_access(access_log, request.method, request.path, response.status, started, finished, rid)
+    route = resource.canonical if resource is not None else "-"
+    measured.observe(route, response.status, finished - started)
+    log_access(access_log, request.method, request.path, response.status, started, finished, rid,
+               operation=route, credential_id=credential_of(request))
     if body_stalled:
         await _answer_and_close(request, response)
     return response

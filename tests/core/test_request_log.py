@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from core.request_log import JsonFormatter, configure_logging, log_access, request_id_from
+from core.request_log import LOGGED_PATH_CHARS, JsonFormatter, configure_logging, log_access, request_id_from
 
 
 def _capture(formatter: logging.Formatter):
@@ -37,6 +37,15 @@ def test_a_text_access_line_names_the_operation_and_credential_not_a_secret():
     logger, stream = _capture(logging.Formatter("%(message)s"))
     log_access(logger, "POST", "/v1/audio/transcriptions", 401, 0.0, 0.002, "rid-2")
     assert stream.getvalue().strip() == "POST /v1/audio/transcriptions - 401 2.0ms rid-2 -"
+
+
+def test_a_path_is_logged_on_one_line_with_its_control_characters_escaped_and_cut_short():
+    logger, stream = _capture(logging.Formatter("%(message)s"))
+    log_access(logger, "GET", "/v1/x\n2026-01-01 INFO api.access GET /forged", 404, 0.0, 0.001, "rid-3")
+    log_access(logger, "GET", "/" + "a" * 100_000, 404, 0.0, 0.001, "rid-4")
+    forged, long = stream.getvalue().splitlines()
+    assert forged.startswith("GET /v1/x\\x0a2026-01-01 INFO api.access GET /forged - 404")
+    assert len(long) < LOGGED_PATH_CHARS + 100 and "(100001 characters)" in long
 
 
 def test_a_json_line_of_an_exception_keeps_it_on_one_line():

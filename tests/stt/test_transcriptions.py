@@ -130,10 +130,11 @@ def test_transcribing_needs_speech_transcribe_and_says_so(stt):
     assert models.status_code == 200 and models.headers["ratelimit-limit"] == "5"
 
 
-def test_a_nul_character_in_the_workspace_is_400_not_a_server_error(stt):
-    r = httpx.post(f"{stt.url}/v1/audio/transcriptions", params={"workspaceId": "w\x00"}, headers=stt.headers,
+@pytest.mark.parametrize("bad", ["\x00", "\x1b", "\x85"])
+def test_a_control_character_in_the_workspace_is_400_not_a_server_error(stt, bad):
+    r = httpx.post(f"{stt.url}/v1/audio/transcriptions", params={"workspaceId": f"w{bad}"}, headers=stt.headers,
                    files=jfk("ogg"))
-    assert_openai_error(r, 400)
+    assert "workspaceId" in assert_openai_error(r, 400)["message"]
 
 
 def test_an_error_after_admission_carries_the_rate_limit_headers(stt):
@@ -304,3 +305,21 @@ def test_the_multilingual_model_detects_the_language(stt):
 
 def test_an_unknown_language_is_400(stt):
     assert_openai_error(post(stt, files=jfk(), data={"language": "klingon"}), 400, "language")
+
+
+def test_the_access_line_names_the_route_and_the_credential_never_the_secret(tmp_path, converted_model):
+    server = start_stt(tmp_path, converted_model, LOG_LEVEL="INFO")
+    try:
+        assert httpx.get(f"{server.url}/v1/models", headers=server.headers).status_code == 200
+        assert httpx.get(f"{server.url}/v1/x%0A2026-01-01 INFO forged").status_code == 404
+    finally:
+        stop_stt(server)
+    log = next(tmp_path.glob("stt-*.log")).read_text()
+    listed = [line for line in log.splitlines() if " stt.access GET /v1/models " in line]
+    assert len(listed) == 1, log
+    # method, path, route, status, ms, request id, credential id
+    fields = listed[0].split(" stt.access ", 1)[1].split()
+    assert fields[2] == "/v1/models" and fields[3] == "200" and fields[6] not in ("-", server.token)
+    assert server.token not in log and server.token.split("_", 1)[1] not in log
+    assert not any(line.startswith("2026-01-01 INFO forged") for line in log.splitlines())
+    assert "/v1/x\\x0a2026-01-01 INFO forged - 404" in log
