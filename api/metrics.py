@@ -4,27 +4,14 @@ worker's files, so it is rendered off the event loop."""
 from __future__ import annotations
 
 import anyio.to_thread
-from prometheus_client import Counter, Histogram
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from core.metrics import CONTENT_TYPE, LATENCY_BUCKETS, exposition
+from core.metrics import CONTENT_TYPE, RequestMetrics, exposition
 
 PATH = "/metrics"
 
-REQUESTS = Counter("api_requests_total", "Management API requests answered, by operation and status.",
-                   ["operation", "status"])
-LATENCY = Histogram("api_request_duration_seconds", "Management API request latency, by operation.",
-                    ["operation"], buckets=LATENCY_BUCKETS)
-RATE_LIMITED = Counter("api_rate_limit_refusals_total", "Management API requests refused with 429.")
-
-
-def observe(operation: str, status: int, seconds: float) -> None:
-    """One answered request; ``operation`` is its operationId, "-" where no route matched (a
-    bounded label set whatever paths clients try)."""
-    REQUESTS.labels(operation, str(status)).inc()
-    LATENCY.labels(operation).observe(seconds)
-    if status == 429:
-        RATE_LIMITED.inc()
+# By operationId.
+REQUESTS = RequestMetrics("api", "Management API", "operation")
 
 
 class MetricsEndpoint:

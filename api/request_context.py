@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.request_log import log_access, request_id_from
-from .metrics import observe
+from .metrics import REQUESTS
 
 access_log = logging.getLogger("api.access")
 
@@ -82,7 +82,7 @@ class RequestContextMiddleware:
             finished = time.perf_counter()
             # connexion's routing names the operation in the scope; a path it did not route has none.
             operation = extensions.get("connexion_routing", {}).get("operation_id") or "-"
-            observe(operation, status, finished - started)
+            REQUESTS.observe(operation, status, finished - started)
             log_access(access_log, scope["method"], scope["path"], status, started,
                        finished, state.id, operation=operation, credential_id=state.credential_id)
             _state.reset(token)

@@ -18,8 +18,15 @@ import os
 import shutil
 from pathlib import Path
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
-from prometheus_client import multiprocess
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -27,6 +34,27 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 # Seconds: from well under a millisecond (a cached read) to a long transcription.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RTF_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+
+
+class RequestMetrics:
+    """What each server counts of every request it answers: requests by ``label`` (a bounded set:
+    the API's operationId, the speech server's route) and status, their latency, and rate-limit
+    refusals; named ``<prefix>_requests_total``, ``<prefix>_request_duration_seconds`` and
+    ``<prefix>_rate_limit_refusals_total``."""
+
+    def __init__(self, prefix: str, server: str, label: str) -> None:
+        self.requests = Counter(f"{prefix}_requests_total", f"{server} requests answered, by {label} and status.",
+                                [label, "status"])
+        self.latency = Histogram(f"{prefix}_request_duration_seconds", f"{server} request latency, by {label}.",
+                                 [label], buckets=LATENCY_BUCKETS)
+        self.rate_limited = Counter(f"{prefix}_rate_limit_refusals_total", f"{server} requests refused with 429.")
+
+    def observe(self, value: str, status: int, seconds: float) -> None:
+        """One answered request; ``value`` of the label is "-" where no route matched."""
+        self.requests.labels(value, str(status)).inc()
+        self.latency.labels(value).observe(seconds)
+        if status == 429:
+            self.rate_limited.inc()
 
 
 def prepare_multiprocess(directory: Path) -> None:

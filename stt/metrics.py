@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from core.metrics import LATENCY_BUCKETS, RTF_BUCKETS
+from core.metrics import RTF_BUCKETS, RequestMetrics
 
-REQUESTS = Counter("stt_requests_total", "Speech server requests answered, by route and status.", ["route", "status"])
-LATENCY = Histogram("stt_request_duration_seconds", "Speech server request latency, by route.", ["route"],
-                    buckets=LATENCY_BUCKETS)
-RATE_LIMITED = Counter("stt_rate_limit_refusals_total", "Speech server requests refused with 429.")
+# By the route's path pattern.
+REQUESTS = RequestMetrics("stt", "Speech server", "route")
 AUDIO_SECONDS = Counter("stt_audio_seconds_total", "Seconds of audio transcribed from files.")
 INFERENCE_SECONDS = Counter("stt_inference_seconds_total", "Seconds the engine spent on files.")
 REAL_TIME_FACTOR = Histogram("stt_real_time_factor", "Engine seconds per second of audio, per file.",
@@ -17,15 +15,6 @@ REAL_TIME_FACTOR = Histogram("stt_real_time_factor", "Engine seconds per second 
 QUEUE_DEPTH = Gauge("stt_queue_depth", "Uploads waiting for an engine worker.")
 STREAMS = Gauge("stt_streams", "Open real-time sessions.")
 REFUSED_AT_CAPACITY = Counter("stt_capacity_refusals_total", "Uploads refused with 503 because the queue was full.")
-
-
-def observe(route: str, status: int, seconds: float) -> None:
-    """One answered request; ``route`` is the route's path pattern ("-" where none matched, a
-    bounded label set whatever paths clients try)."""
-    REQUESTS.labels(route, str(status)).inc()
-    LATENCY.labels(route).observe(seconds)
-    if status == 429:
-        RATE_LIMITED.inc()
 
 
 def transcribed(audio_seconds: float, inference_seconds: float) -> None:

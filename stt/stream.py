@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 
+import orjson
 from aiohttp import WSMsgType, web
 
 from models.errors import DomainError
@@ -322,43 +322,34 @@ class Session:
 
 def _control_frame(data: str) -> dict:
     """The JSON object of a control frame; ValueError with the message for the client otherwise.
-    The depth is bounded before parsing: the parser recurses, and a deep enough frame would
-    exhaust the stack."""
+    orjson parses without recursing in Python (and refuses past 1024 levels by itself); the depth
+    bound then keeps a frame far from anything that does recurse."""
     if len(data.encode()) > MAX_CONTROL_BYTES:
         raise ValueError(f"A text frame is a control frame of at most {MAX_CONTROL_BYTES} bytes; "
                          "send audio as binary frames.")
-    if _nests_deeper_than(data, MAX_CONTROL_DEPTH):
-        raise ValueError(f"A text frame may nest JSON arrays and objects {MAX_CONTROL_DEPTH} deep at most.")
+    too_deep = ValueError(f"A text frame may nest JSON arrays and objects {MAX_CONTROL_DEPTH} deep at most.")
     try:
-        frame = json.loads(data)
-    except ValueError:
+        frame = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "depth" in str(exc):
+            raise too_deep from None
         frame = None
     if not isinstance(frame, dict):
         raise ValueError("A text frame must be a JSON object: {\"type\": \"config\" | \"eof\", ...}.")
+    if _depth(frame) > MAX_CONTROL_DEPTH:
+        raise too_deep
     return frame
 
 
-def _nests_deeper_than(text: str, limit: int) -> bool:
-    """Whether JSON ``text`` opens more than ``limit`` arrays or objects inside one another
-    (brackets inside strings do not count)."""
-    depth, in_string, escaped = 0, False, False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif char in "]}":
-            depth -= 1
-    return False
+def _depth(value) -> int:
+    """How many arrays and objects ``value`` nests inside one another, without recursion."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 async def _send(ws: web.WebSocketResponse, frame: dict) -> None:

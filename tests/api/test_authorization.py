@@ -11,6 +11,7 @@ import pytest
 
 from api.contract import Operation, operations
 from tests import factories
+from tests.api.examples import example_request
 
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]
@@ -19,24 +20,7 @@ WORKSPACE_OPERATIONS = [o for o in OPERATIONS if o.permission]
 
 def request(platform, headers, workspace_id, op: Operation):
     """The operation with the contract's example values, acting in ``workspace_id``."""
-    path, params = op.path, {}
-    for parameter in op.parameters:
-        value = parameter.get("example")
-        if parameter["name"] == "workspaceId":
-            value = workspace_id
-        if value is None:
-            assert not parameter.get("required"), f"{op.operation_id}: {parameter['name']} needs an example"
-            continue
-        if isinstance(value, list):
-            value = ",".join(map(str, value))
-        if parameter["in"] == "path":
-            path = path.replace("{" + parameter["name"] + "}", str(value))
-        else:
-            params[parameter["name"]] = value
-    body = None
-    if "requestBody" in op.spec:
-        examples = op.spec["requestBody"]["content"]["application/json"]["examples"]
-        body = next(iter(examples.values()))["value"]
+    path, params, body = example_request(op, workspace_id)
     return platform.client.request(op.method.upper(), "/api/v2" + path, params=params, json=body, headers=headers)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from api.contract import Operation, operations
 from api.validation import MAX_BODY_DEPTH, MAX_MESSAGE_CHARS
+from tests.api.examples import example_request
 
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]
@@ -28,28 +29,8 @@ def placed(value: str, bad: str) -> list[str]:
     return [bad + value, value[:1] + bad + value[1:], value + bad]
 
 
-def example_request(op: Operation, workspace_id: str) -> tuple[str, dict, object]:
-    """The operation's path, query and body from the contract's examples, acting in ``workspace_id``."""
-    path, query = op.path, {}
-    for parameter in op.parameters:
-        value = workspace_id if parameter["name"] == "workspaceId" else parameter.get("example")
-        if value is None:
-            continue
-        if isinstance(value, list):
-            value = ",".join(map(str, value))
-        if parameter["in"] == "path":
-            path = path.replace("{" + parameter["name"] + "}", str(value))
-        else:
-            query[parameter["name"]] = str(value)
-    body = None
-    if "requestBody" in op.spec:
-        examples = op.spec["requestBody"]["content"]["application/json"]["examples"]
-        body = max((e["value"] for e in examples.values()), key=lambda value: len(json.dumps(value)))
-    return path, query, body
-
-
 def send(platform, op: Operation, owner, *, path=None, query=None, body=None, raw: bytes | None = None):
-    default_path, default_query, default_body = example_request(op, owner.workspace_id)
+    default_path, default_query, default_body = example_request(op, owner.workspace_id, largest_body=True)
     body = default_body if body is None else body
     content = raw if raw is not None else (None if body is None else json.dumps(body).encode())  # ASCII escapes
     headers = {**owner.headers, **({"Content-Type": "application/json"} if content is not None else {})}
@@ -77,7 +58,7 @@ def string_parameters(op: Operation) -> list[dict]:
                          ids=[o.operation_id for o in OPERATIONS if string_parameters(o)])
 def test_a_control_character_in_any_parameter_is_400_naming_it(platform, op):
     owner = platform.workspace()
-    default_path, default_query, _ = example_request(op, owner.workspace_id)
+    default_path, default_query, _ = example_request(op, owner.workspace_id, largest_body=True)
     for parameter in string_parameters(op):
         name = parameter["name"]
         value = owner.workspace_id if name == "workspaceId" else str(parameter.get("example", "1"))
@@ -124,7 +105,7 @@ def replaced(body, where, new):
 @pytest.mark.parametrize("op", BODY_OPERATIONS, ids=[o.operation_id for o in BODY_OPERATIONS])
 def test_a_control_character_or_unpaired_surrogate_in_any_body_string_is_400_naming_the_field(platform, op):
     owner = platform.workspace()
-    _, _, body = example_request(op, owner.workspace_id)
+    _, _, body = example_request(op, owner.workspace_id, largest_body=True)
     fields = list(body_strings(body))
     assert fields, f"{op.operation_id}: the body example has no string to attack"
     for where in fields:
@@ -138,7 +119,7 @@ def test_a_control_character_or_unpaired_surrogate_in_any_body_string_is_400_nam
 @pytest.mark.parametrize("op", BODY_OPERATIONS, ids=[o.operation_id for o in BODY_OPERATIONS])
 def test_a_field_name_with_a_control_character_or_surrogate_is_400(platform, op):
     owner = platform.workspace()
-    _, _, body = example_request(op, owner.workspace_id)
+    _, _, body = example_request(op, owner.workspace_id, largest_body=True)
     for bad in CONTROL + LINE_BREAKS + SURROGATES:
         assert_refused(send(platform, op, owner, body={**body, f"x{bad}y": 1}), "field name")
 
@@ -162,7 +143,7 @@ def nested(depth: int):
 def test_the_nesting_bound_is_exact(platform):
     owner = platform.workspace()
     op = next(o for o in BODY_OPERATIONS if o.operation_id == "createApiKey")
-    _, _, body = example_request(op, owner.workspace_id)
+    _, _, body = example_request(op, owner.workspace_id, largest_body=True)
     # At the bound the body is read and judged by its schema; one level more and it is not read.
     at_bound = assert_refused(send(platform, op, owner, body={**body, "permissions": nested(MAX_BODY_DEPTH)}),
                               "permissions.0")

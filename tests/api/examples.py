@@ -1,0 +1,29 @@
+"""A request for any operation of the contract, built from the contract's own examples, so that the
+tests that cover every operation need no hand-kept list of them."""
+from __future__ import annotations
+
+import json
+
+from api.contract import Operation
+
+
+def example_request(op: Operation, workspace_id: str, *, largest_body: bool = False) -> tuple[str, dict, object]:
+    """The operation's path, query and JSON body from the contract's examples, acting in
+    ``workspace_id``; the first body example, or with ``largest_body`` the one with most fields."""
+    path, query = op.path, {}
+    for parameter in op.parameters:
+        value = workspace_id if parameter["name"] == "workspaceId" else parameter.get("example")
+        if value is None:
+            assert not parameter.get("required"), f"{op.operation_id}: {parameter['name']} needs an example"
+            continue
+        if isinstance(value, list):
+            value = ",".join(map(str, value))
+        if parameter["in"] == "path":
+            path = path.replace("{" + parameter["name"] + "}", str(value))
+        else:
+            query[parameter["name"]] = str(value)
+    body = None
+    if "requestBody" in op.spec:
+        examples = [e["value"] for e in op.spec["requestBody"]["content"]["application/json"]["examples"].values()]
+        body = max(examples, key=lambda value: len(json.dumps(value))) if largest_body else examples[0]
+    return path, query, body
