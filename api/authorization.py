@@ -30,6 +30,7 @@ from models.errors import InvalidInput
 from models.principal import Principal
 from models.rate_limits import Policy
 
+from .contract import PermissionRule
 from .request_context import add_response_headers, note_credential
 
 ADMISSION = "admission"
@@ -61,7 +62,7 @@ class AuthorizationOperation:
     def __init__(self, next_app: ASGIApp, operation: AbstractOperation, settings: Settings) -> None:
         self.next_app = next_app
         self.secured = bool(operation.security)
-        self.permission: str | None = operation._operation.get("x-permission")
+        self.permission = PermissionRule.of(operation._operation.get("x-permission"))
         self.takes_workspace = any(p.get("in") == "query" and p.get("name") == "workspaceId"
                                    for p in operation.parameters)
         self.policy = settings.rate_limit_policy()
@@ -71,7 +72,8 @@ class AuthorizationOperation:
             await self.next_app(scope, receive, send)
             return
         add_response_headers(NO_STORE)
-        admission = Admission(_bearer(scope), self._workspace(scope), self.permission, self.policy)
+        permission = self.permission.for_path(scope.get("path_params") or {})
+        admission = Admission(_bearer(scope), self._workspace(scope), permission, self.policy)
         scope.setdefault("extensions", {}).setdefault("connexion_context", {})[ADMISSION] = admission
         try:
             await self.next_app(scope, receive, send)

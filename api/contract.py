@@ -31,8 +31,8 @@ class Operation:
         return self.spec["operationId"]
 
     @property
-    def permission(self) -> str | None:
-        return self.spec.get("x-permission")
+    def permission_rule(self) -> PermissionRule:
+        return PermissionRule.of(self.spec.get("x-permission"))
 
     @property
     def controller(self) -> str:
@@ -52,6 +52,35 @@ class Operation:
     @property
     def secured(self) -> bool:
         return self.spec.get("security", document().get("security")) != []
+
+
+@dataclass(frozen=True)
+class PermissionRule:
+    """What an operation's ``x-permission`` says: one permission, or, where the operation acts on
+    an entity named by a path parameter (``/versions/{entityType}/...``), one per value of it:
+    ``x-permission: {entityType: {agent: agents:write, workflow: workflows:write}}``."""
+    fixed: str | None = None
+    parameter: str | None = None
+    by_value: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, value) -> PermissionRule:
+        if isinstance(value, dict):
+            (parameter, mapping), = value.items()
+            return cls(parameter=parameter, by_value=tuple(mapping.items()))
+        return cls(fixed=value)
+
+    @property
+    def permissions(self) -> tuple[str, ...]:
+        """Every permission the operation may need."""
+        return (self.fixed,) if self.fixed else tuple(dict.fromkeys(p for _, p in self.by_value))
+
+    def for_path(self, path_params: dict) -> str | None:
+        """The permission a request with these path parameters needs. A value the rule does not
+        know needs the first permission listed (validation refuses the value anyway)."""
+        if self.fixed or not self.parameter:
+            return self.fixed
+        return dict(self.by_value).get(path_params.get(self.parameter), self.by_value[0][1])
 
 
 def handler_name(operation_id: str) -> str:

@@ -57,7 +57,7 @@ def domain_error(request: ConnexionRequest, exc: DomainError) -> ConnexionRespon
         # client is told to retry; the operator is told why, under the request's id.
         log.warning("%s %s answered %d [request %s]: %s", request.method, shorten_name(request.url.path), exc.status,
                     request_id(), _one_line(exc.__cause__) if exc.__cause__ else exc.message)
-    return error_response(exc.status, exc.message, exc.headers)
+    return error_response(exc.status, exc.message, exc.headers, exc.result)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -7,10 +7,12 @@ class DomainError(Exception):
 
     status = 400
 
-    def __init__(self, message: str, *, headers: dict[str, str] | None = None):
+    def __init__(self, message: str, *, headers: dict[str, str] | None = None, result=None):
         super().__init__(message)
         self.message = message
         self.headers = headers or {}
+        # Details a client can act on without parsing the message (a merge's conflicting paths).
+        self.result = result
 
 
 class InvalidInput(DomainError):

@@ -5,6 +5,7 @@ returns what a test needs to act: an ``Actor`` holds the ids and the bearer secr
 """
 from __future__ import annotations
 
+import itertools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -63,9 +64,7 @@ def api_key(actor: Actor, *, permissions: list[str] | None = None, rate_limit: L
     inactive key): ``expires_at`` in the past, ``is_active=False``.
     """
     with session():
-        role = ROLES["owner"]
-        creator = Principal("factory", "access_token", actor.user_id, actor.workspace_id, role)
-        key, secret = create_api_key(creator, workspace_id=actor.workspace_id, name=name, user_id=actor.user_id,
+        key, secret = create_api_key(_principal(actor), workspace_id=actor.workspace_id, name=name, user_id=actor.user_id,
                                      rate_limit=rate_limit, permissions=permissions)
         changes = dict(columns, **({"expires_at": expires_at} if expires_at else {}))
         if changes:
@@ -76,3 +75,38 @@ def api_key(actor: Actor, *, permissions: list[str] | None = None, rate_limit: L
 def expire_tokens(actor: Actor) -> None:
     with session():
         AccessToken.update(expires_at=utcnow() - timedelta(seconds=1)).where(AccessToken.user == actor.user_id).execute()
+
+
+def _principal(actor: Actor) -> Principal:
+    return Principal("factory", "access_token", actor.user_id, actor.workspace_id, ROLES["owner"])
+
+
+def agent(actor: Actor, name: str = "agent", config: dict | None = None) -> str:
+    """A new agent of the actor's workspace (version 1 published); its id."""
+    from models import entities
+    from models.agents import Agent
+    with session():
+        return entities.create(Agent, _principal(actor), workspace_id=actor.workspace_id, name=name,
+                               config=config).entity.id
+
+
+def workflow(actor: Actor, agent_ids: list[str] = (), name: str = "workflow") -> str:
+    """A new workflow routing start -> each agent in turn -> end; its id."""
+    from models import entities
+    from models.workflows import Workflow
+    nodes = [{"id": "start", "type": "start"}] + [{"id": f"a{i}", "type": "agent", "agentId": agent_id}
+                                                  for i, agent_id in enumerate(agent_ids)] + [{"id": "end", "type": "end"}]
+    edges = [{"from": a["id"], "to": b["id"]} for a, b in itertools.pairwise(nodes)]
+    with session():
+        return entities.create(Workflow, _principal(actor), workspace_id=actor.workspace_id, name=name,
+                               config={"nodes": nodes, "edges": edges}).entity.id
+
+
+def save_versions(actor: Actor, agent_id: str, count: int) -> None:
+    """``count`` more main-line versions of the agent, each with another prompt."""
+    from models import entities
+    from models.agents import Agent
+    with session():
+        for i in range(count):
+            entities.update(Agent, _principal(actor), workspace_id=actor.workspace_id, entity_id=agent_id,
+                            config={"prompt": f"Prompt number {i}"})

@@ -7,12 +7,15 @@ import json
 from api.contract import Operation
 
 
-def example_request(op: Operation, workspace_id: str, *, largest_body: bool = False) -> tuple[str, dict, object]:
+def example_request(op: Operation, workspace_id: str, *, largest_body: bool = False,
+                    overrides: dict | None = None) -> tuple[str, dict, object]:
     """The operation's path, query and JSON body from the contract's examples, acting in
-    ``workspace_id``; the first body example, or with ``largest_body`` the one with most fields."""
-    path, query = op.path, {}
+    ``workspace_id``; the first body example, or with ``largest_body`` the one with most fields.
+    ``overrides`` replaces the examples of the parameters it names."""
+    path, query, overrides = op.path, {}, overrides or {}
     for parameter in op.parameters:
         value = workspace_id if parameter["name"] == "workspaceId" else parameter.get("example")
+        value = overrides.get(parameter["name"], value)
         if value is None:
             assert not parameter.get("required"), f"{op.operation_id}: {parameter['name']} needs an example"
             continue
@@ -27,3 +30,8 @@ def example_request(op: Operation, workspace_id: str, *, largest_body: bool = Fa
         examples = [e["value"] for e in op.spec["requestBody"]["content"]["application/json"]["examples"].values()]
         body = max(examples, key=lambda value: len(json.dumps(value))) if largest_body else examples[0]
     return path, query, body
+
+
+def example_path_params(op: Operation) -> dict[str, str]:
+    """The path parameters of the operation's example request."""
+    return {p["name"]: str(p["example"]) for p in op.parameters if p["in"] == "path"}

@@ -11,16 +11,16 @@ import pytest
 
 from api.contract import Operation, operations
 from tests import factories
-from tests.api.examples import example_request
+from tests.api.examples import example_path_params, example_request
 
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]
-WORKSPACE_OPERATIONS = [o for o in OPERATIONS if o.permission]
+WORKSPACE_OPERATIONS = [o for o in OPERATIONS if o.permission_rule.permissions]
 
 
-def request(platform, headers, workspace_id, op: Operation):
+def request(platform, headers, workspace_id, op: Operation, overrides: dict | None = None):
     """The operation with the contract's example values, acting in ``workspace_id``."""
-    path, params, body = example_request(op, workspace_id)
+    path, params, body = example_request(op, workspace_id, overrides=overrides)
     return platform.client.request(op.method.upper(), "/api/v2" + path, params=params, json=body, headers=headers)
 
 
@@ -82,22 +82,26 @@ def test_another_workspace_gets_403(platform, op):
 def test_missing_permission_gets_403_naming_it(platform, op):
     from models.permissions import CATALOG, ROLES
     owner = platform.workspace()
-    needed = op.permission
-    # A key holding everything but the one permission, and a role without it.
-    key = factories.api_key(owner, permissions=[p for p in CATALOG if p != needed])
     viewer = platform.member(owner, "viewer")
-    callers = [key.headers] + ([viewer.headers] if needed not in ROLES["viewer"] else [])
-    for headers in callers:
-        r = request(platform, headers, owner.workspace_id, op)
-        assert r.status_code == 403, r.text
-        assert needed in r.json()["data"]["message"]
+    rule = op.permission_rule
+    # An operation whose permission depends on a path parameter is tried with each value.
+    variants = [({rule.parameter: value}, permission) for value, permission in rule.by_value] or [({}, rule.fixed)]
+    for overrides, needed in variants:
+        assert needed == rule.for_path({**example_path_params(op), **overrides})
+        # A key holding everything but the one permission, and a role without it.
+        key = factories.api_key(owner, permissions=[p for p in CATALOG if p != needed])
+        callers = [key.headers] + ([viewer.headers] if needed not in ROLES["viewer"] else [])
+        for headers in callers:
+            r = request(platform, headers, owner.workspace_id, op, overrides)
+            assert r.status_code == 403, r.text
+            assert needed in r.json()["data"]["message"]
 
 
 def test_every_workspace_operation_names_its_permission():
     from models.permissions import CATALOG
     for op in OPERATIONS:
         if op.parameter("workspaceId"):
-            assert op.permission in CATALOG, op.operation_id
+            assert op.permission_rule.permissions and set(op.permission_rule.permissions) <= set(CATALOG), op.operation_id
 
 
 def test_a_token_in_several_workspaces_acts_in_the_one_named(platform):

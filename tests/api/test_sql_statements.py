@@ -78,3 +78,35 @@ def test_a_page_past_the_end_counts_its_total_apart(platform, statements):
 def test_without_rate_limits_admission_is_one_statement(platform, statements):
     owner = platform.workspace()
     assert len(count(platform, statements, "/api/v2/permissions", owner)) == 1
+
+
+@pytest.mark.parametrize("items", [1, 20, 60])
+def test_pages_of_agents_workflows_versions_and_branches_cost_the_same_whatever_their_size(platform, statements,
+                                                                                          items):
+    from models import branches
+    from models.agents import Agent
+    from models.db import session
+    owner = platform.workspace()
+    agent_id = factories.agent(owner)
+    for _ in range(items):
+        factories.agent(owner)
+        factories.workflow(owner, [agent_id])
+    factories.save_versions(owner, agent_id, items)
+    with session():
+        principal = factories._principal(owner)
+        for _ in range(items):
+            branches.create_branch(Agent, principal, workspace_id=owner.workspace_id, entity_id=agent_id, name="b",
+                                   base_version_id=_head(agent_id))
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total in one statement.
+    assert len(count(platform, statements, f"/api/v2/agents?{ws}", owner)) == ADMISSION + 1
+    assert len(count(platform, statements, f"/api/v2/workflows?{ws}", owner)) == ADMISSION + 1
+    # The entity's existence, the page, the open branches.
+    assert len(count(platform, statements, f"/api/v2/versions/agent/{agent_id}?{ws}", owner)) == ADMISSION + 3
+    # The entity's existence, the page.
+    assert len(count(platform, statements, f"/api/v2/branches/agent/{agent_id}?{ws}", owner)) == ADMISSION + 2
+
+
+def _head(agent_id: str) -> str:
+    from models.agents import Agent
+    return Agent.get_by_id(agent_id).head_version_id

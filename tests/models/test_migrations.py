@@ -13,6 +13,7 @@ import models
 from models.db import BaseModel, database, open_database
 from models.migrations import LATEST, MIGRATIONS, current_version, migrate
 from models.scoping import WorkspaceScoped
+from models.versioning import VersionedEntity
 from models.secrets import digest
 
 
@@ -24,7 +25,7 @@ def _all_models() -> list[type[BaseModel]]:
     while stack:
         model = stack.pop()
         stack.extend(model.__subclasses__())
-        if model.__module__.startswith("models.") and model not in (WorkspaceScoped,):  # bases have no table
+        if model.__module__.startswith("models.") and model not in (WorkspaceScoped, VersionedEntity):  # bases have no table
             found.append(model)
     return sorted(found, key=lambda m: m.__name__)
 

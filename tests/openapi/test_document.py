@@ -89,9 +89,9 @@ def test_operation_states_success_envelope_errors_and_examples(op):
     assert "Retry-After" in responses["429"]["headers"] and "Retry-After" in responses["503"]["headers"]
     if op.parameters or "requestBody" in op.spec:
         assert "400" in responses
-    if op.permission:
-        assert op.permission in CATALOG and "403" in responses
-        assert op.permission in op.spec["description"]
+    for permission in op.permission_rule.permissions:
+        assert permission in CATALOG and "403" in responses
+        assert permission in op.spec["description"]
     for status, response in responses.items():
         if status != "200":
             schema = response["content"]["application/json"]["schema"]

@@ -25,7 +25,8 @@ def test_schemathesis_finds_no_failures(live_server, tmp_path):
     command = [
         str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(CONFIG),
         "run", f"{live_server.url}/api/v2/openapi.json",
-        "--checks", "all", "--phases", PHASES, "--report", "json", "--report-json-path", str(report),
+        # Every check runs (schemathesis's default); the file turns one off where it cannot apply.
+        "--phases", PHASES, "--report", "json", "--report-json-path", str(report),
     ]
     # The working directory takes whatever schemathesis leaves behind.
     run = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
