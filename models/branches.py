@@ -23,6 +23,7 @@ from .identity import new_id
 from .pagination import Page, PageQuery
 from .principal import Principal
 from .scoping import WorkspaceScoped
+from .sql import Prepared
 from .versioning import Version, VersionRecord, append, config_of, get_version, lock, move_head, require_entity, writing
 
 if TYPE_CHECKING:
@@ -108,10 +109,15 @@ def _records(query) -> list[BranchRecord]:
     return [BranchRecord._make(row) for row in query.tuples()]
 
 
+_OPEN = Prepared(lambda workspace_id, entity_type, entity_id, status, limit:
+                 _with_numbers(workspace_id, entity_type, entity_id).where(Branch.status == status)
+                 .order_by(Branch.updated_at.desc(), Branch.id.desc()).limit(limit))
+
+
 def open_branches(model: type[VersionedEntity], *, workspace_id: str, entity_id: str) -> list[BranchRecord]:
     """The open branches of the entity, most recently updated first (at most OPEN_BRANCHES_SHOWN)."""
-    return _records(_with_numbers(workspace_id, model.KIND, entity_id).where(Branch.status == OPEN)
-                    .order_by(Branch.updated_at.desc(), Branch.id.desc()).limit(OPEN_BRANCHES_SHOWN))
+    return _OPEN.records(BranchRecord, workspace_id=workspace_id, entity_type=model.KIND, entity_id=entity_id,
+                         status=OPEN, limit=OPEN_BRANCHES_SHOWN)
 
 
 def list_branches(model: type[VersionedEntity], *, workspace_id: str, entity_id: str, status: str | None,

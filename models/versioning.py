@@ -18,18 +18,20 @@ parent, computed once at save; the list reads neither configurations nor diffs.
 """
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import ClassVar, NamedTuple
 
-from peewee import SQL, BooleanField, CharField, DateTimeField, IntegerField, TextField, fn
+from peewee import BooleanField, CharField, DateTimeField, IntegerField, TextField, Value
 
 from . import config_diff, configs
 from .db import JSONField, database, is_postgres, utcnow
 from .errors import Conflict, InvalidInput, NotFound
 from .identity import new_id
-from .pagination import Page, PageQuery
+from .pagination import Page
 from .principal import Principal
 from .scoping import WorkspaceScoped
+from .sql import Prepared
 
 
 class VersionedEntity(WorkspaceScoped):
@@ -108,7 +110,6 @@ _VERSION_COLUMNS = (Version.id, Version.entity_type, Version.entity_id, Version.
                     Version.parent_version_id, Version.branch_id, Version.name, Version.config_diff_summary,
                     Version.created_by, Version.created_at, Version.is_published, Version.published_at,
                     Version.published_by)
-_COUNT = fn.COUNT(SQL("1"))
 
 
 def _of_entity(workspace_id, entity_type, entity_id, *columns):
@@ -116,11 +117,15 @@ def _of_entity(workspace_id, entity_type, entity_id, *columns):
         (Version.entity_type == entity_type) & (Version.entity_id == entity_id))
 
 
-_PAGE = PageQuery(
-    lambda workspace_id, entity_type, entity_id, limit, offset:
+# Numbers run 1..N without gaps and versions go only with their entity, so the newest-first page
+# at ``offset`` is the versions numbered N - offset and below, read straight off the unique index
+# (no rows skipped), and the total is the entity's counter (no count). ``Value(converter=False)``
+# lets the compiled statement's marker stand for the number.
+_PAGE = Prepared(
+    lambda workspace_id, entity_type, entity_id, top, limit:
         _of_entity(workspace_id, entity_type, entity_id, *_VERSION_COLUMNS)
-        .order_by(Version.version_number.desc()).limit(limit).offset(offset),
-    lambda workspace_id, entity_type, entity_id: _of_entity(workspace_id, entity_type, entity_id, _COUNT),
+        .where(Version.version_number <= Value(top, converter=False))
+        .order_by(Version.version_number.desc()).limit(limit),
 )
 
 
@@ -172,10 +177,20 @@ def config_of(workspace_id: str, version_id: str) -> dict:
 
 def list_versions(model: type[VersionedEntity], *, workspace_id: str, entity_id: str, limit: int,
                   offset: int) -> Page[VersionRecord]:
-    """The entity's versions, newest first, branch commits included."""
-    require_entity(model, workspace_id, entity_id)
-    return _PAGE.page(VersionRecord, limit=limit, offset=offset, workspace_id=workspace_id,
-                      entity_type=model.KIND, entity_id=entity_id)
+    """The entity's versions, newest first, branch commits included: two statements whatever the
+    offset (the entity's counter, then the page)."""
+    total = _counter(model).scalar(workspace_id=workspace_id, entity_id=entity_id)
+    if total is None:
+        raise NotFound(f"No {model.label()} {entity_id} in this workspace.")
+    items = _PAGE.records(VersionRecord, workspace_id=workspace_id, entity_type=model.KIND, entity_id=entity_id,
+                          top=total - offset, limit=limit) if offset < total else []
+    return Page(items=items, total=total, limit=limit, offset=offset)
+
+
+@functools.cache
+def _counter(model: type[VersionedEntity]) -> Prepared:
+    return Prepared(lambda workspace_id, entity_id:
+                    model.in_workspace(workspace_id, model.version_count).where(model.id == entity_id))
 
 
 def require_entity(model: type[VersionedEntity], workspace_id: str, entity_id: str) -> None:

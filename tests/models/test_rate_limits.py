@@ -6,16 +6,7 @@ import multiprocessing
 import pytest
 
 from models.db import database, open_database
-from models.migrations import migrate
 from models.rate_limits import Limit, RateLimitUsage, consume
-
-
-@pytest.fixture
-def db(database_url, tmp_path):
-    open_database(database_url, tmp_path)
-    with database.connection_context():
-        migrate()
-        yield database_url
 
 
 T0 = 1_800_000_000.0  # a minute boundary: T0 % 60 == 0 (and a day starts at T0 - 57600)
