@@ -5,6 +5,7 @@ A run ends with what it skipped, grouped by reason (a skipped test did not pass)
 REQUIRE_ALL_TESTS=1, as in .ci/run, every skip is a failure instead."""
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
 import httpx
+import orjson
 import pytest
 from starlette.testclient import TestClient
 
@@ -114,12 +116,66 @@ def scratch_postgres(postgres_server_url):
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request, tmp_path):
+    """A fresh, empty database of each kind: SQLite in tmp_path, a scratch PostgreSQL database."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'service.sqlite3'}"
     return request.getfixturevalue("scratch_postgres")()
 
 
+@pytest.fixture(scope="session")
+def _shared_postgres(scratch_postgres) -> str:
+    return scratch_postgres()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def app_database_url(request, tmp_path):
+    """The database of the app under test, with no rows: SQLite in tmp_path; on PostgreSQL one
+    database for the session, migrated by the first app and emptied before each test (creating,
+    migrating and dropping a scratch database costs about 0.2 s a test, emptying one a few
+    milliseconds)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'service.sqlite3'}"
+    import psycopg2.errors
+    url = request.getfixturevalue("_shared_postgres")
+    conn = _pg_admin(url)
+    try:
+        with conn.cursor() as cur:
+            # A connection an earlier test left in a transaction would make TRUNCATE wait for ever.
+            cur.execute("SET lock_timeout = '5s'")
+            cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                        "AND tablename <> 'schema_version'")
+            tables = ", ".join(f'"{name}"' for (name,) in cur.fetchall())
+            if tables:
+                cur.execute(f"TRUNCATE {tables} RESTART IDENTITY CASCADE")
+    except psycopg2.errors.LockNotAvailable:
+        return request.getfixturevalue("scratch_postgres")()
+    finally:
+        conn.close()
+    return url
+
+
 # --- the app ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def _validate_each_contract_once():
+    """Connexion validates the whole contract against the OpenAPI schema whenever it makes an app,
+    and again for each copy it takes: 0.2 s for every test that makes one, most of its set-up.
+    Validating the same document gives the same answer, so within a session each distinct
+    document is validated once (tests/openapi/test_document.py is where its validity is tested)."""
+    from connexion.spec import Specification
+    original = Specification.__dict__["_validate_spec"]
+    validated: set[bytes] = set()
+
+    def validate_once(cls, spec):
+        key = hashlib.sha256(orjson.dumps(spec, option=orjson.OPT_SORT_KEYS, default=str)).digest()
+        if key not in validated:
+            original.__func__(cls, spec)
+            validated.add(key)
+
+    Specification._validate_spec = classmethod(validate_once)
+    yield
+    Specification._validate_spec = original
+
 
 class Platform:
     """The app under test, its client, and the factories bound to its database."""
@@ -157,9 +213,9 @@ def settings_overrides():
 
 
 @pytest.fixture
-def platform(database_url, tmp_path, settings_overrides):
+def platform(app_database_url, tmp_path, settings_overrides, _validate_each_contract_once):
     from api.app import create_app
-    app = create_app(make_settings(database_url, tmp_path, **settings_overrides))
+    app = create_app(make_settings(app_database_url, tmp_path, **settings_overrides))
     with TestClient(app, raise_server_exceptions=False) as client:
         yield Platform(client)
     from models.db import database
