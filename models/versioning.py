@@ -14,7 +14,7 @@ write lock for the whole transaction (in every process). The unique index on the
 last line of defence.
 
 A version stores its configuration whole (a few kB) and the summary of its diff against its
-parent, computed once at save; the list reads neither configurations nor diffs.
+parent, computed once at save; the list reads summaries, never configurations.
 """
 from __future__ import annotations
 
