@@ -3,7 +3,7 @@ shapes of a version and of a branch."""
 from __future__ import annotations
 
 from api.envelope import ok
-from models import branches, config_diff, versioning
+from models import branches, versioning
 from models.branches import BranchRecord
 from models.entities import kind
 from models.versioning import VersionRecord
@@ -35,7 +35,7 @@ def diff_versions(entityType: str, entityId: str, versionId: str, workspaceId: s
         "toVersionId": diff.target.id,
         "toVersionNumber": diff.target.version_number,
         "changes": [change.as_wire() for change in diff.changes],
-        "summary": config_diff.summary(diff.changes),
+        "summary": diff.summary,
     })
 
 

@@ -24,7 +24,17 @@ from .pagination import Page, PageQuery
 from .principal import Principal
 from .scoping import WorkspaceScoped
 from .sql import Prepared
-from .versioning import Version, VersionRecord, append, config_of, get_version, lock, move_head, require_entity, writing
+from .versioning import (
+    Version,
+    VersionRecord,
+    append,
+    config_of,
+    get_version,
+    lock,
+    move_head,
+    require_entity,
+    writing,
+)
 
 if TYPE_CHECKING:
     from .versioning import VersionedEntity
@@ -105,10 +115,8 @@ _PAGES = {
 }
 
 
-def _records(query) -> list[BranchRecord]:
-    return [BranchRecord._make(row) for row in query.tuples()]
-
-
+_ONE = Prepared(lambda workspace_id, entity_type, entity_id, branch_id:
+                _with_numbers(workspace_id, entity_type, entity_id).where(Branch.id == branch_id))
 _OPEN = Prepared(lambda workspace_id, entity_type, entity_id, status, limit:
                  _with_numbers(workspace_id, entity_type, entity_id).where(Branch.status == status)
                  .order_by(Branch.updated_at.desc(), Branch.id.desc()).limit(limit))
@@ -129,11 +137,12 @@ def list_branches(model: type[VersionedEntity], *, workspace_id: str, entity_id:
 
 
 def get_branch(model: type[VersionedEntity], *, workspace_id: str, entity_id: str, branch_id: str) -> BranchRecord:
-    found = _records(_with_numbers(workspace_id, model.KIND, entity_id).where(Branch.id == branch_id))
-    if not found:
+    branch = _ONE.first(BranchRecord, workspace_id=workspace_id, entity_type=model.KIND, entity_id=entity_id,
+                        branch_id=branch_id)
+    if branch is None:
         require_entity(model, workspace_id, entity_id)
         raise NotFound(f"No branch {branch_id} of {model.label()} {entity_id}.")
-    return found[0]
+    return branch
 
 
 def create_branch(model: type[VersionedEntity], principal: Principal, *, workspace_id: str, entity_id: str,
@@ -193,7 +202,7 @@ def merge(model: type[VersionedEntity], principal: Principal, *, workspace_id: s
             model.check_references(workspace_id, merged)
         except InvalidInput as exc:
             raise Conflict(f"The merged configuration is not valid: {exc.message}") from None
-        version = append(model, principal, workspace_id, entity_id, merged, parent_id=head,
+        version = append(model, principal, workspace_id, entity_id, merged, parent_id=head, parent_config=main,
                          name=name or f"Merge of branch {branch.name}")
         move_head(model, entity_id, version.id)
         Branch.update(status=MERGED, merged_version_id=version.id, updated_at=utcnow()).where(

@@ -6,6 +6,7 @@ models.workflows declare the models, and these functions serve both.
 """
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import NamedTuple
 
@@ -17,6 +18,7 @@ from .db import utcnow
 from .errors import InvalidInput, NotFound
 from .pagination import Page, PageQuery
 from .principal import Principal
+from .sql import Prepared
 from .versioning import (
     Version,
     VersionedEntity,
@@ -50,7 +52,6 @@ class EntityDetail(NamedTuple):
 
 
 _COUNT = fn.COUNT(SQL("1"))
-_pages: dict[type, PageQuery] = {}
 
 
 def _columns(model, head, live):
@@ -66,14 +67,24 @@ def _joined(model, workspace_id, *extra):
             .join_from(model, live, JOIN.LEFT_OUTER, on=(live.id == model.published_version_id)))
 
 
+_EntityWithConfigs = NamedTuple("_EntityWithConfigs", [*EntityRecord.__annotations__.items(), ("config", dict),
+                                                       ("live_config", dict | None)])
+
+
+@functools.cache
+def _one(model) -> Prepared:
+    return Prepared(lambda workspace_id, entity_id:
+                    _joined(model, workspace_id, lambda head, live: head.config, lambda head, live: live.config)
+                    .where(model.id == entity_id))
+
+
+@functools.cache
 def _page_query(model) -> PageQuery:
-    if model not in _pages:
-        _pages[model] = PageQuery(
-            lambda workspace_id, limit, offset: _joined(model, workspace_id)
-            .order_by(model.created_at.desc(), model.id.desc()).limit(limit).offset(offset),
-            lambda workspace_id: model.in_workspace(workspace_id, _COUNT),
-        )
-    return _pages[model]
+    return PageQuery(
+        lambda workspace_id, limit, offset: _joined(model, workspace_id)
+        .order_by(model.created_at.desc(), model.id.desc()).limit(limit).offset(offset),
+        lambda workspace_id: model.in_workspace(workspace_id, _COUNT),
+    )
 
 
 def create(model: type[VersionedEntity], principal: Principal, *, workspace_id: str, name: str,
@@ -100,12 +111,10 @@ def list_page(model: type[VersionedEntity], *, workspace_id: str, limit: int, of
 
 
 def get(model: type[VersionedEntity], *, workspace_id: str, entity_id: str) -> EntityDetail:
-    row = (_joined(model, workspace_id, lambda head, live: head.config, lambda head, live: live.config)
-           .where(model.id == entity_id).tuples().first())
+    row = _one(model).first(_EntityWithConfigs, workspace_id=workspace_id, entity_id=entity_id)
     if row is None:
         raise NotFound(f"No {model.label()} {entity_id} in this workspace.")
-    # tuples() converts each column as its field says (timestamps, JSON).
-    return EntityDetail(EntityRecord._make(row[:-2]), row[-2], row[-1])
+    return EntityDetail(EntityRecord._make(row[:-2]), row.config, row.live_config)
 
 
 def update(model: type[VersionedEntity], principal: Principal, *, workspace_id: str, entity_id: str,
@@ -118,14 +127,16 @@ def update(model: type[VersionedEntity], principal: Principal, *, workspace_id: 
         config = configs.complete(model.KIND, config)
     with writing():
         head = lock(model, workspace_id, entity_id).head_version_id
-        if config is not None:
-            model.check_references(workspace_id, config)
         if name is not None:
             model.update(name=name, updated_at=utcnow()).where(model.id == entity_id).execute()
-        # Compared as the diff compares (true is not 1), not by Python's ==.
-        if config is not None and config_diff.diff(config_of(workspace_id, head), config):
-            version = append(model, principal, workspace_id, entity_id, config, name=version_name, parent_id=head)
-            move_head(model, entity_id, version.id)
+        if config is not None:
+            model.check_references(workspace_id, config)
+            head_config = config_of(workspace_id, head)
+            # Compared as the diff compares (true is not 1), not by Python's ==.
+            if config_diff.diff(head_config, config):
+                version = append(model, principal, workspace_id, entity_id, config, name=version_name,
+                                 parent_id=head, parent_config=head_config)
+                move_head(model, entity_id, version.id)
     return get(model, workspace_id=workspace_id, entity_id=entity_id), version
 
 

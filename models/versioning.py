@@ -22,7 +22,14 @@ import functools
 from datetime import datetime
 from typing import ClassVar, NamedTuple
 
-from peewee import BooleanField, CharField, DateTimeField, IntegerField, TextField, Value
+from peewee import (
+    BooleanField,
+    CharField,
+    DateTimeField,
+    IntegerField,
+    TextField,
+    Value,
+)
 
 from . import config_diff, configs
 from .db import JSONField, database, is_postgres, utcnow
@@ -129,6 +136,12 @@ _PAGE = Prepared(
 )
 
 
+_VersionWithConfig = NamedTuple("_VersionWithConfig", [*VersionRecord.__annotations__.items(), ("config", dict)])
+_ONE = Prepared(lambda workspace_id, entity_type, entity_id, version_id:
+                _of_entity(workspace_id, entity_type, entity_id, *_VERSION_COLUMNS, Version.config)
+                .where(Version.id == version_id))
+
+
 class Locked(NamedTuple):
     """An entity's row as ``lock`` leaves it, locked until the transaction ends."""
     version_count: int
@@ -154,12 +167,15 @@ def writing():
 
 
 def append(model: type[VersionedEntity], principal: Principal, workspace_id: str, entity_id: str, config: dict, *,
-           name: str | None, parent_id: str | None, branch_id: str | None = None) -> VersionRecord:
-    """Append a version holding ``config`` (already complete and checked) after ``parent_id``.
-    Runs inside ``writing()``; takes the entity's lock and the next number itself. The caller
-    moves the head it advances (the entity's, or a branch's)."""
+           name: str | None, parent_id: str | None, parent_config: dict | None = None,
+           branch_id: str | None = None) -> VersionRecord:
+    """Append a version holding ``config`` (already complete and checked) after ``parent_id``,
+    whose configuration the caller passes when it has read it already. Runs inside
+    ``writing()``; takes the entity's lock and the next number itself. The caller moves the head
+    it advances (the entity's, or a branch's)."""
     number = lock(model, workspace_id, entity_id, take_number=True).version_count
-    parent_config = config_of(workspace_id, parent_id) if parent_id else {}
+    if parent_config is None:
+        parent_config = config_of(workspace_id, parent_id) if parent_id else {}
     now = utcnow()
     version = Version.create(
         workspace=workspace_id, entity_type=model.KIND, entity_id=entity_id, version_number=number,
@@ -201,18 +217,22 @@ def require_entity(model: type[VersionedEntity], workspace_id: str, entity_id: s
 def get_version(model: type[VersionedEntity], *, workspace_id: str, entity_id: str,
                 version_id: str) -> tuple[VersionRecord, dict]:
     """One version of the entity and its configuration."""
-    row = (_of_entity(workspace_id, model.KIND, entity_id, *_VERSION_COLUMNS, Version.config)
-           .where(Version.id == version_id).tuples().first())
+    row = _ONE.first(_VersionWithConfig, workspace_id=workspace_id, entity_type=model.KIND, entity_id=entity_id,
+                     version_id=version_id)
     if row is None:
         require_entity(model, workspace_id, entity_id)
         raise NotFound(f"No version {version_id} of {model.label()} {entity_id}.")
-    return VersionRecord._make(row[:-1]), row[-1]
+    return VersionRecord._make(row[:-1]), row.config
 
 
 class VersionDiff(NamedTuple):
     source: VersionRecord | None  # None: the first version, compared with an empty configuration
     target: VersionRecord
     changes: list[config_diff.Change]
+
+    @property
+    def summary(self) -> list[dict]:
+        return config_diff.summary(self.changes)
 
 
 def diff_versions(model: type[VersionedEntity], *, workspace_id: str, entity_id: str, version_id: str,
@@ -236,14 +256,16 @@ def publish_version(model: type[VersionedEntity], principal: Principal, *, works
     with writing():
         locked = lock(model, workspace_id, entity_id)
         version, config = get_version(model, workspace_id=workspace_id, entity_id=entity_id, version_id=version_id)
-        if locked.published_version_id != version_id:
-            _still_valid(model, workspace_id, config, f"Version {version.version_number} cannot be published")
-            if locked.published_version_id:
-                Version.update(is_published=False).where(Version.id == locked.published_version_id).execute()
-            Version.update(is_published=True, published_at=utcnow(), published_by=principal.user_id).where(
-                Version.id == version_id).execute()
-            model.update(published_version_id=version_id, updated_at=utcnow()).where(model.id == entity_id).execute()
-        return get_version(model, workspace_id=workspace_id, entity_id=entity_id, version_id=version_id)[0]
+        if locked.published_version_id == version_id:
+            return version
+        _still_valid(model, workspace_id, config, f"Version {version.version_number} cannot be published")
+        if locked.published_version_id:
+            Version.update(is_published=False).where(Version.id == locked.published_version_id).execute()
+        now = utcnow()
+        Version.update(is_published=True, published_at=now, published_by=principal.user_id).where(
+            Version.id == version_id).execute()
+        model.update(published_version_id=version_id, updated_at=now).where(model.id == entity_id).execute()
+        return version._replace(is_published=True, published_at=now, published_by=principal.user_id)
 
 
 def restore_version(model: type[VersionedEntity], principal: Principal, *, workspace_id: str, entity_id: str,

@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from tests.handlers.test_agents import Api, api
+from tests.handlers.test_versions import recent
 
 DEFAULT_PROMPT = "You are a helpful voice assistant."
 DEFAULT_MODEL = {"provider": "openai", "name": "gpt-4o-mini", "temperature": 0.7, "maxTokens": 1024}
@@ -82,6 +83,10 @@ def test_a_new_branch_starts_at_its_base_version_with_no_commits(platform):
         "agent", entity.id, entity.call.actor.workspace_id)
     assert branch["mergedVersionId"] is None and branch["createdBy"] == entity.call.actor.user_id
     assert entity.call("GET", f"/branches/agent/{entity.id}/{branch['id']}")["branch"] == branch
+    # Every field of SPEC.md's open branch.
+    assert {"id", "baseVersionId", "headVersionId", "createdBy", "name", "status", "commitCount",
+            "baseVersionNumber", "headVersionNumber", "createdAt", "updatedAt"} <= set(branch)
+    assert recent(branch["createdAt"]) and branch["updatedAt"] == branch["createdAt"]
     listed = entity.versions()
     assert listed["openBranches"] == [branch] and listed["total"] == 2
     assert entity.get()["headVersionId"] == second["id"]

@@ -118,6 +118,24 @@ async def open_configured(http, server, token: str):
     return ws
 
 
+async def send_at_once(ws, audio: bytes) -> None:
+    """All of ``audio`` as fast as the socket takes it, in frames of 100 ms at 16 kHz."""
+    for offset in range(0, len(audio), 3200):
+        await ws.send_bytes(audio[offset:offset + 3200])
+
+
+async def all_at_once_then_eof(server, audio: bytes) -> tuple[list[dict], int | None, float]:
+    """A configured session sent ``audio`` at once, then eof: its frames, its close code, and the
+    seconds from the first byte sent to the close."""
+    async with aiohttp.ClientSession() as http:
+        async with await open_configured(http, server, server.token) as ws:
+            sent = time.monotonic()
+            await send_at_once(ws, audio)
+            await ws.send_json({"type": "eof"})
+            frames = await until_closed(ws, timeout=60)
+            return frames, ws.close_code, time.monotonic() - sent
+
+
 async def eof_result(ws) -> dict:
     await ws.send_json({"type": "eof"})
     frames = await until_closed(ws)
@@ -202,8 +220,7 @@ def test_the_maximum_session_length_ends_the_stream_with_its_result(server_with)
                 configured = time.monotonic()
                 # Eleven seconds of speech at once: the server paces it and ends the session at 4 s,
                 # with about 6 s of it (4 s of real time and the 2 s margin) transcribed.
-                for offset in range(0, len(audio), 3200):
-                    await ws.send_bytes(audio[offset:offset + 3200])
+                await send_at_once(ws, audio)
                 frames = await until_closed(ws)
                 return frames, ws.close_code, time.monotonic() - configured
 
@@ -240,17 +257,7 @@ def test_audio_sent_at_once_is_consumed_no_faster_than_real_time_plus_the_margin
     audio = jfk_at(16000)
     seconds = len(audio) / 2 / 16000
 
-    async def scenario():
-        async with aiohttp.ClientSession() as http:
-            async with await open_configured(http, server, server.token) as ws:
-                sent = time.monotonic()
-                for offset in range(0, len(audio), 3200):
-                    await ws.send_bytes(audio[offset:offset + 3200])
-                await ws.send_json({"type": "eof"})
-                frames = await until_closed(ws, timeout=60)
-                return frames, ws.close_code, time.monotonic() - sent
-
-    frames, code, took = run(scenario())
+    frames, code, took = run(all_at_once_then_eof(server, audio))
     assert frames[-1]["type"] == "result" and code == 1000, frames
     assert wer(words(JFK), words(frames[-1]["text"])) <= MAX_WER, frames[-1]["text"]
     assert took >= seconds - 3 - 0.1, (took, seconds)
@@ -263,17 +270,7 @@ def test_audio_within_the_margin_is_not_held(server_with):
     # Silence: no pass is needed, so the time taken is the server's reading alone.
     audio = pcm16(np.zeros(16000 * 20, np.float32))
 
-    async def scenario():
-        async with aiohttp.ClientSession() as http:
-            async with await open_configured(http, server, server.token) as ws:
-                sent = time.monotonic()
-                for offset in range(0, len(audio), 3200):
-                    await ws.send_bytes(audio[offset:offset + 3200])
-                await ws.send_json({"type": "eof"})
-                frames = await until_closed(ws, timeout=60)
-                return frames, time.monotonic() - sent
-
-    frames, took = run(scenario())
+    frames, _, took = run(all_at_once_then_eof(server, audio))
     assert frames[-1] == {"type": "result", "text": "", "language": "english", "word_confidences": []}
     # 20 s of audio within a 30 s margin is read at once; held back it would take 20 s.
     assert took < 10, took
