@@ -2,7 +2,8 @@
 
 The path of a request: RequestContextMiddleware (request id, access log, metrics) → GET /metrics
 (answered there: api.metrics) → CrossOriginMiddleware
-(only when CORS_ORIGINS names origins) → connexion's routing → BodyLimitMiddleware (413) →
+(only when CORS_ORIGINS names origins) → StaticPathMethods (405 on a fixed path a templated one
+shadows) → connexion's routing → BodyLimitMiddleware (413) →
 AuthorizationMiddleware (the bearer and the workspace, read on the event loop) → connexion's
 validation with ours (400: api.validation) → one hop to a worker thread, where one session
 (models.db: on SQLite the thread's own connection, on PostgreSQL one from the pool) serves the
@@ -38,6 +39,7 @@ from .body_limit import BodyLimitMiddleware
 from .cross_origin import cross_origin
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
+from .static_paths import StaticPathMethods
 from .validation import JSONBodyValidator, NamedParameterValidator
 
 
@@ -107,4 +109,5 @@ def create_app(settings: Settings | None = None, *, migrate_schema: bool = True)
     app.add_error_handler(HTTPException, functools.partial(
         envelope.http_exception, allowed_methods=envelope.methods_by_path(contract.operations(), contract.BASE_PATH)))
     app.add_error_handler(Exception, envelope.unexpected)
-    return RequestContextMiddleware(MetricsEndpoint(cross_origin(app, settings.cors_origins, contract.operations())))
+    routed = StaticPathMethods(app, contract.operations(), contract.BASE_PATH)
+    return RequestContextMiddleware(MetricsEndpoint(cross_origin(routed, settings.cors_origins, contract.operations())))

@@ -11,6 +11,12 @@ before the handler (see api.app). When something refuses the request before the 
 reached (request validation, 400), the middleware runs the admission on the way out, so a bad
 credential still gets 401 rather than 400, and every request counts against its rate limit once.
 
+An operation whose ``security`` also lists ``webhookSignature`` (the end-of-call-report webhook)
+accepts, in place of a bearer credential, a body signed with the workspace's signing secret
+(models.signing_secrets). The signature covers the raw bytes, which connexion parses before the
+handler runs: the middleware keeps a copy of the body as it passes by (within the body limit),
+and the admission verifies that copy.
+
 Every response to a secured operation carries ``Cache-Control: no-store``: it is the caller's own
 (one carries a new key's secret), so no browser or proxy cache may keep it.
 """
@@ -24,7 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.settings import Settings
-from models.access import admit, bearer_secret
+from models.access import admit, admit_signed, bearer_secret
 from models.db import session
 from models.errors import InvalidInput
 from models.principal import Principal
@@ -34,6 +40,8 @@ from .contract import PermissionRule
 from .request_context import add_response_headers, note_credential
 
 ADMISSION = "admission"
+SIGNATURE_SCHEME = "webhookSignature"
+SIGNATURE_HEADERS = (b"webhook-id", b"webhook-timestamp", b"webhook-signature")
 NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -58,10 +66,28 @@ class Admission:
             return self.run()
 
 
+class SignedAdmission(Admission):
+    """The admission of a webhook signed with its workspace's signing secret; ``body`` fills as the
+    request's body is read, which happens before the handler (or the 400 that stops it)."""
+
+    def __init__(self, body: bytearray, headers: dict[str, str], workspace_id: str | None, permission: str | None,
+                 policy: Policy) -> None:
+        super().__init__("", workspace_id, permission, policy)
+        self.body, self.headers = body, headers
+
+    def run(self) -> Principal:
+        self.ran = True
+        principal = admit_signed(bytes(self.body), self.headers, policy=self.policy, workspace_id=self.workspace_id,
+                                 permission=self.permission, report=add_response_headers)
+        note_credential(principal.credential_id)
+        return principal
+
+
 class AuthorizationOperation:
     def __init__(self, next_app: ASGIApp, operation: AbstractOperation, settings: Settings) -> None:
         self.next_app = next_app
         self.secured = bool(operation.security)
+        self.signed = any(SIGNATURE_SCHEME in requirement for requirement in operation.security or ())
         self.permission = PermissionRule.of(operation._operation.get("x-permission"))
         self.takes_workspace = any(p.get("in") == "query" and p.get("name") == "workspaceId"
                                    for p in operation.parameters)
@@ -73,7 +99,15 @@ class AuthorizationOperation:
             return
         add_response_headers(NO_STORE)
         permission = self.permission.for_path(scope.get("path_params") or {})
-        admission = Admission(_bearer(scope), self._workspace(scope), permission, self.policy)
+        headers = dict(scope.get("headers") or ())
+        if self.signed and b"authorization" not in headers and b"webhook-signature" in headers:
+            body = bytearray()
+            receive = _copying(receive, body)
+            admission = SignedAdmission(body, {name.decode(): headers.get(name, b"").decode("latin-1")
+                                               for name in SIGNATURE_HEADERS},
+                                        self._workspace(scope), permission, self.policy)
+        else:
+            admission = Admission(_bearer(headers), self._workspace(scope), permission, self.policy)
         scope.setdefault("extensions", {}).setdefault("connexion_context", {})[ADMISSION] = admission
         try:
             await self.next_app(scope, receive, send)
@@ -93,9 +127,19 @@ class AuthorizationOperation:
         return values[0] if values else None
 
 
-def _bearer(scope: Scope) -> str:
-    header = dict(scope.get("headers") or ()).get(b"authorization")
+def _bearer(headers: dict[bytes, bytes]) -> str:
+    header = headers.get(b"authorization")
     return bearer_secret(header.decode("latin-1") if header else None)
+
+
+def _copying(receive: Receive, body: bytearray) -> Receive:
+    async def copying_receive():
+        message = await receive()
+        if message["type"] == "http.request":
+            body.extend(message.get("body", b""))
+        return message
+
+    return copying_receive
 
 
 class AuthorizationAPI(RoutedAPI[AuthorizationOperation]):

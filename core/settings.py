@@ -36,6 +36,8 @@ class Settings:
     stt_port: int = 8001
     workers: int = 1
     data_dir: str = "data"
+    # Encrypts secrets kept at rest (webhook signing secrets); None: a key file in data_dir.
+    secret_key: str | None = None
     database_url: str | None = None
     db_pool_size: int = 20
     # Threads per API process that run handlers and their SQL; None: 1 on SQLite, 2 on PostgreSQL.
@@ -106,6 +108,7 @@ class Settings:
             stt_port=_int("STT_PORT", cls.stt_port),
             workers=_int("WORKERS", cls.workers),
             data_dir=os.environ.get("DATA_DIR", cls.data_dir),
+            secret_key=os.environ.get("SECRET_KEY") or None,
             database_url=os.environ.get("DATABASE_URL") or None,
             db_pool_size=_int("DB_POOL_SIZE", cls.db_pool_size),
             api_threads=_int("API_THREADS", 0) or None,

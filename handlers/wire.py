@@ -1,7 +1,7 @@
 """Conversions between wire values and domain values that every group's handlers share."""
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 
 from models.errors import InvalidInput
 
@@ -22,6 +22,18 @@ def parse_datetime(value: str | None, field: str) -> datetime | None:
     if parsed.tzinfo is None:
         raise InvalidInput(f"{field} must carry a time zone offset, such as Z or +02:00.")
     return parsed
+
+
+def naive_utc(value: str | None, field: str) -> datetime | None:
+    """An ISO 8601 date-time with an offset from the wire, as stored: naive UTC. InvalidInput naming
+    ``field`` when it is malformed, has no offset, or falls outside the years 1 to 9999 in UTC."""
+    parsed = parse_datetime(value, field)
+    if parsed is None:
+        return None
+    try:
+        return parsed.astimezone(timezone.utc).replace(tzinfo=None)
+    except OverflowError:
+        raise InvalidInput(f"{field} must fall within the years 1 to 9999 in UTC.") from None
 
 
 def id_list(values: list[str], field: str) -> list[str]:

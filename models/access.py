@@ -7,6 +7,7 @@ from .credentials import authenticate
 from .errors import Forbidden, InvalidInput, RateLimited, Unauthenticated
 from .principal import Principal
 from .rate_limits import Policy, consume
+from .signing_secrets import verify
 from .text import text_problem
 
 
@@ -25,17 +26,42 @@ def admit(secret: str, *, policy: Policy, workspace_id: str | None = None, permi
     if workspace_id is not None and (problem := text_problem(workspace_id)) is not None:
         raise InvalidInput(f"Invalid value for query parameter workspaceId: {problem}.")
     principal = authenticate(secret, workspace_id=workspace_id)
-    limit = policy.limit_for(principal.rate_limit)
-    decision = consume(principal.credential_id, limit) if limit else None
+    _count(principal.credential_id, policy.limit_for(principal.rate_limit), report)
+    if permission is not None:
+        require(principal, permission)
+    return principal
+
+
+# What a webhook signed with a workspace's signing secret may do: deliver reports, nothing else.
+SIGNED_PERMISSIONS = frozenset({"calls:webhook-payload"})
+
+
+def admit_signed(body: bytes, headers: dict[str, str], *, policy: Policy, workspace_id: str | None,
+                 permission: str | None = None, report: Callable[[dict[str, str]], None] | None = None) -> Principal:
+    """``admit`` for a webhook signed with ``workspace_id``'s signing secret (models.signing_secrets)
+    instead of a bearer credential. Its requests count against the platform's default limit, one
+    count per workspace however its secret rotates."""
+    if workspace_id is None:
+        raise InvalidInput("workspaceId is required: name the workspace whose signing secret signed the webhook.")
+    if (problem := text_problem(workspace_id)) is not None:
+        raise InvalidInput(f"Invalid value for query parameter workspaceId: {problem}.")
+    secret = verify(workspace_id, body, headers)
+    principal = Principal(credential_id=secret.id, kind="signing_secret", user_id=secret.created_by,
+                          workspace_id=workspace_id, permissions=SIGNED_PERMISSIONS)
+    _count(f"webhook-signing:{workspace_id}", policy.limit_for(None), report)
+    if permission is not None:
+        require(principal, permission)
+    return principal
+
+
+def _count(counter: str, limit, report) -> None:
+    decision = consume(counter, limit) if limit else None
     if decision is not None:
         if not decision.allowed:
             raise RateLimited(f"Rate limit of {decision.limit} requests exceeded; retry in {decision.reset_s} s.",
                               headers=decision.headers())
         if report is not None:
             report(decision.headers())
-    if permission is not None:
-        require(principal, permission)
-    return principal
 
 
 def require(principal: Principal, permission: str) -> None:

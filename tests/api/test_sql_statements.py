@@ -110,3 +110,15 @@ def test_pages_of_agents_workflows_versions_and_branches_cost_the_same_whatever_
 def _head(agent_id: str) -> str:
     from models.agents import Agent
     return Agent.get_by_id(agent_id).head_version_id
+
+
+@pytest.mark.parametrize("calls", [1, 20, 60])
+def test_a_page_of_calls_costs_the_same_whatever_its_size_and_filters(platform, statements, calls):
+    owner = platform.workspace()
+    for _ in range(calls):
+        factories.call(owner, tags=["a", "b"])
+    base = f"/api/v2/call?workspaceId={owner.workspace_id}&limit=50"
+    # The page (calls joined with their agents, each row carrying the total), then the page's tags.
+    assert len(count(platform, statements, base, owner)) == ADMISSION + 2
+    filtered = base + "&tag=a&status=completed&q=call&sortBy=durationMs&sortOrder=asc"
+    assert len(count(platform, statements, filtered, owner)) == ADMISSION + 2

@@ -1,0 +1,466 @@
+"""Calls: what the end-of-call-report webhook records, with their tags; read, filtered, deleted.
+
+Ingest is idempotent on the call runtime's callId: the insert is ``ON CONFLICT DO NOTHING``, so of
+two deliveries racing, the second waits for the first's commit (PostgreSQL's unique index, or
+SQLite's write lock), finds the row and compares payloads; it never raises a unique violation
+and never records a call twice. The answer goes out after the commit: nothing acknowledged is lost.
+
+A list with optional filters is still compiled once (models.sql): one PageQuery per set of
+filters present and per order, built on first use and cached, each condition bound to a
+parameter. A filter set's statement is the same whatever the values, so PostgreSQL plans it once
+per connection. The export reads by keyset (the list's order, then the id), one short statement
+per batch, however deep it goes: an offset costs the rows it skips (at offset 50,000 of 100,000
+calls, the database reads 50,000 index entries), a keyset does not.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from datetime import datetime
+from typing import NamedTuple
+
+from peewee import (
+    JOIN,
+    SQL,
+    BigIntegerField,
+    CharField,
+    DateTimeField,
+    DoubleField,
+    ForeignKeyField,
+    NodeList,
+    TextField,
+    fn,
+)
+
+from .agents import Agent
+from .db import JSONField, database, is_postgres, session, utcnow
+from .errors import Conflict, InvalidInput, NotFound
+from .pagination import Page, PageQuery
+from .scoping import WorkspaceScoped
+
+
+class Call(WorkspaceScoped):
+    id = CharField(primary_key=True)  # the call runtime's callId
+    agent_id = CharField(null=True)
+    call_type = CharField(max_length=32, null=True)
+    status = TextField(null=True)
+    call_end_reason_category = TextField(null=True)
+    ended_reason = TextField(null=True)
+    customer = TextField(null=True)
+    started_at = DateTimeField()
+    ended_at = DateTimeField()
+    duration_ms = DoubleField()
+    recording_url = TextField(null=True)
+    summary = TextField(null=True)
+    transcript = TextField(null=True)
+    sent_at = DateTimeField(null=True)
+    payload = JSONField()  # the report as received, unknown fields included
+    ingest_warnings = JSONField()
+    received_at = DateTimeField(default=utcnow)
+    recording_path = TextField(null=True)
+    recording_content_type = CharField(null=True)
+    recording_bytes = BigIntegerField(null=True)
+    recording_uploaded_at = DateTimeField(null=True)
+    transcription_status = CharField(max_length=32, null=True)
+    transcription_error = TextField(null=True)
+    transcription_text = TextField(null=True)
+    transcription_words = JSONField(null=True)
+    transcription_language = CharField(max_length=64, null=True)
+    transcribed_at = DateTimeField(null=True)
+
+    class Meta:
+        indexes = (
+            (("workspace", "started_at", "id"), False),
+            (("workspace", "agent_id", "started_at"), False),
+            (("workspace", "duration_ms", "id"), False),
+            (("workspace", "customer"), False),
+        )
+
+
+class CallTag(WorkspaceScoped):
+    call = ForeignKeyField(Call, on_delete="CASCADE", backref="+", index=False)
+    name = TextField()
+    name_key = TextField()  # the name folded to lower case: a call's tags are unique without case
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = (
+            (("call", "name_key"), True),
+            (("workspace", "name_key"), False),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The domain.
+
+CALL_TYPES = ("inbound", "outbound", "web")
+SORT_COLUMNS = ("startedAt", "durationMs")
+TAG_MAX_CHARS = 64
+# A report's fields that differ in a retried delivery of the same call: not a conflict.
+_DELIVERY_FIELDS = frozenset({"timestamp"})
+
+
+class Report(NamedTuple):
+    """An end-of-call-report, checked against the contract; ``raw`` is the payload as received
+    (unknown fields included), kept and compared on redelivery."""
+    call_id: str
+    workspace_id: str
+    started_at: datetime  # naive UTC, as stored
+    ended_at: datetime
+    duration_ms: float
+    agent_id: str | None
+    call_type: str | None
+    status: str | None
+    call_end_reason_category: str | None
+    ended_reason: str | None
+    customer: str | None
+    recording_url: str | None
+    summary: str | None
+    transcript: str | None
+    sent_at: datetime | None
+    structured_data: dict
+    tags: list[str]
+    raw: dict
+
+
+class Ingested(NamedTuple):
+    call_id: str
+    created: bool  # False: an identical report was recorded before
+    warnings: list[str]
+
+
+class CallRecord(NamedTuple):
+    id: str
+    workspace_id: str
+    agent_id: str | None
+    agent_name: str | None
+    call_type: str | None
+    status: str | None
+    call_end_reason_category: str | None
+    ended_reason: str | None
+    customer: str | None
+    started_at: datetime
+    ended_at: datetime
+    duration_ms: float
+    recording_url: str | None
+    summary: str | None
+    received_at: datetime
+    recording_bytes: int | None
+    transcription_status: str | None
+
+
+class CallDetail(NamedTuple):
+    call: CallRecord
+    tags: list[str]
+    transcript: str | None
+    sent_at: datetime | None
+    payload: dict
+    ingest_warnings: list[str]
+    structured_data: dict
+    recording_content_type: str | None
+    recording_uploaded_at: datetime | None
+    transcription_error: str | None
+    transcription_text: str | None
+    transcription_words: list | None
+    transcription_language: str | None
+    transcribed_at: datetime | None
+
+
+class CallFilter(NamedTuple):
+    """What a list or an export keeps; None: no condition."""
+    agent_id: str | None = None
+    status: str | None = None
+    call_type: str | None = None
+    started_from: datetime | None = None  # inclusive
+    started_to: datetime | None = None  # exclusive
+    tag: str | None = None
+    customer: str | None = None
+    search: str | None = None
+    sort_by: str = "startedAt"
+    descending: bool = True
+
+
+def tag_name(value: str, field: str = "name") -> str:
+    """A tag's name, trimmed; InvalidInput naming ``field`` unless 1 to 64 characters remain."""
+    name = value.strip()
+    if not 1 <= len(name) <= TAG_MAX_CHARS:
+        raise InvalidInput(f"{field} must be 1 to {TAG_MAX_CHARS} characters once trimmed; "
+                           f"{len(name)} given.")
+    return name
+
+
+def ingest(report: Report) -> Ingested:
+    """Record ``report`` as a call of its workspace, once: a redelivery of the same report changes
+    nothing; a different report for a recorded callId is a Conflict naming the fields that differ.
+    Returns after the commit, so an acknowledged report is never lost."""
+    if report.ended_at < report.started_at:
+        raise InvalidInput("endedAt must not be before startedAt.")
+    tags = _unique_tags(report.tags)
+    warnings = []
+    with database.atomic():
+        if report.agent_id and not Agent.in_workspace(report.workspace_id, Agent.id).where(
+                Agent.id == report.agent_id).exists():
+            warnings.append(f"agentId {report.agent_id} names no agent of this workspace; the call keeps the id.")
+        inserted = database.execute(Call.insert(
+            id=report.call_id, workspace=report.workspace_id, agent_id=report.agent_id, call_type=report.call_type,
+            status=report.status, call_end_reason_category=report.call_end_reason_category,
+            ended_reason=report.ended_reason, customer=report.customer, started_at=report.started_at,
+            ended_at=report.ended_at, duration_ms=report.duration_ms, recording_url=report.recording_url,
+            summary=report.summary, transcript=report.transcript, sent_at=report.sent_at, payload=report.raw,
+            ingest_warnings=warnings, received_at=utcnow()).on_conflict_ignore()).rowcount
+        if not inserted:
+            return _redelivered(report)
+        if tags:
+            CallTag.insert_many([{"workspace": report.workspace_id, "call": report.call_id, "name": name,
+                                  "name_key": name.lower(), "created_at": utcnow()} for name in tags]).execute()
+        if report.structured_data:
+            from .insights import store_report_values
+            warnings += store_report_values(workspace_id=report.workspace_id, call_id=report.call_id,
+                                            started_at=report.started_at, agent_id=report.agent_id,
+                                            call_type=report.call_type, structured_data=report.structured_data)
+        if len(warnings) > (1 if warnings and warnings[0].startswith("agentId") else 0):
+            Call.update(ingest_warnings=warnings).where(Call.id == report.call_id).execute()
+    return Ingested(report.call_id, True, warnings)
+
+
+def _unique_tags(names: list[str]) -> list[str]:
+    seen, tags = set(), []
+    for index, value in enumerate(names):
+        name = tag_name(value, f"tags[{index}]")
+        if name.lower() not in seen:
+            seen.add(name.lower())
+            tags.append(name)
+    return tags
+
+
+def _redelivered(report: Report) -> Ingested:
+    existing = (Call.in_workspace(report.workspace_id, Call.payload, Call.ingest_warnings)
+                .where(Call.id == report.call_id).first())
+    if existing is None:
+        # The id is another workspace's call (or this one's, deleted this very moment): say no more.
+        raise Conflict(f"callId {report.call_id} is already the id of another call; a call id is unique.")
+    keys = (set(existing.payload) | set(report.raw)) - _DELIVERY_FIELDS
+    differing = sorted(key for key in keys if existing.payload.get(key, _ABSENT) != report.raw.get(key, _ABSENT)
+                       or type(existing.payload.get(key)) is not type(report.raw.get(key)))
+    if differing:
+        raise Conflict(f"A different report for call {report.call_id} was recorded already; these fields differ: "
+                       f"{', '.join(differing)}.", result={"callId": report.call_id, "differingFields": differing})
+    return Ingested(report.call_id, False, existing.ingest_warnings)
+
+
+_ABSENT = object()
+_COUNT = fn.COUNT(SQL("1"))
+# The conditions a filter may set, each bound to the parameter of its name.
+_CONDITIONS = ("agent_id", "status", "call_type", "started_from", "started_to", "tag", "customer", "search")
+
+
+def _filtered(query, workspace_id, values: dict):
+    """``query`` narrowed by a condition for each name in ``values``, compared with its value
+    (a Prepared builder passes its markers, so one compiled statement serves every list with the
+    same conditions set)."""
+    conditions = []
+    for name, value in values.items():
+        if name == "tag":
+            conditions.append(fn.EXISTS(CallTag.in_workspace(workspace_id, SQL("1")).where(
+                (CallTag.call == Call.id) & (CallTag.name_key == value))))
+        elif name == "search":
+            conditions.append(_like(Call.summary, value) | _like(Call.transcript, value))
+        elif name == "started_from":
+            conditions.append(Call.started_at >= value)
+        elif name == "started_to":
+            conditions.append(Call.started_at < value)
+        else:
+            conditions.append(getattr(Call, name) == value)
+    return query.where(*conditions) if conditions else query
+
+
+def _like(column, pattern):
+    return NodeList((fn.LOWER(column), SQL("LIKE"), pattern, SQL("ESCAPE '\\'")))
+
+
+def _summary_columns():
+    return (Call.id, Call.workspace, Call.agent_id, Agent.name, Call.call_type, Call.status,
+            Call.call_end_reason_category, Call.ended_reason, Call.customer, Call.started_at, Call.ended_at,
+            Call.duration_ms, Call.recording_url, Call.summary, Call.received_at, Call.recording_bytes,
+            Call.transcription_status)
+
+
+def _with_agent(query):
+    return query.join_from(Call, Agent, JOIN.LEFT_OUTER, on=(Agent.id == Call.agent_id))
+
+
+def _sort_column(f: CallFilter):
+    return Call.started_at if f.sort_by == "startedAt" else Call.duration_ms
+
+
+def _order(f: CallFilter):
+    column = _sort_column(f)
+    return (column.desc(), Call.id.desc()) if f.descending else (column.asc(), Call.id.asc())
+
+
+@functools.cache
+def _page_query(names: tuple[str, ...], sort_by: str, descending: bool) -> PageQuery:
+    """The list's statements for one set of conditions and one order, compiled once."""
+    order = _order(CallFilter(sort_by=sort_by, descending=descending))
+
+    def rows(**params):
+        values = {name: params[name] for name in names}
+        return (_with_agent(_filtered(Call.in_workspace(params["workspace_id"], *_summary_columns()),
+                                      params["workspace_id"], values))
+                .order_by(*order).limit(params["limit"]).offset(params["offset"]))
+
+    def total(**params):
+        return _filtered(Call.in_workspace(params["workspace_id"], _COUNT), params["workspace_id"],
+                         {name: params[name] for name in names})
+
+    return PageQuery(_named(rows, ("workspace_id", "limit", "offset", *names)), _named(total, ("workspace_id", *names)))
+
+
+def _named(function, names):
+    """``function`` declaring the parameters ``names``: Prepared and PageQuery read a builder's
+    parameters from its signature."""
+    def build(**params):
+        return function(**params)
+
+    build.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
+    return build
+
+
+def _values(f: CallFilter) -> dict:
+    """The conditions ``f`` sets, as the statements compare them."""
+    if f.sort_by not in SORT_COLUMNS:
+        raise InvalidInput(f"sortBy must be one of {', '.join(SORT_COLUMNS)}.")
+    if f.started_from and f.started_to and f.started_to <= f.started_from:
+        raise InvalidInput("startedBefore must be later than startedAfter.")
+    values = {name: getattr(f, name) for name in _CONDITIONS if getattr(f, name) is not None}
+    if "tag" in values:
+        values["tag"] = values["tag"].strip().lower()
+    if "search" in values:
+        escaped = values["search"].lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        values["search"] = f"%{escaped}%"
+    return values
+
+
+def list_calls(*, workspace_id: str, filters: CallFilter, limit: int, offset: int) -> Page[tuple[CallRecord, list[str]]]:
+    """A page of the workspace's calls that ``filters`` keeps, in its order, each with its tags:
+    two statements whatever the page's size (three past the end)."""
+    values = _values(filters)
+    query = _page_query(tuple(values), filters.sort_by, filters.descending)
+    page = query.page(CallRecord, limit=limit, offset=offset, workspace_id=workspace_id, **values)
+    tags = tags_by_call(workspace_id, [call.id for call in page.items])
+    return Page([(call, tags.get(call.id, [])) for call in page.items], page.total, limit, offset)
+
+
+def iterate_calls(*, workspace_id: str, filters: CallFilter, batch: int = 500):
+    """Every call ``filters`` keeps, in its order, as (record, tags, transcript), read ``batch`` at a
+    time by keyset: each batch is one short statement along the list's index, however deep, and an
+    export of 100,000 calls holds one batch in memory. The filters are checked now (InvalidInput),
+    before a streamed answer has started."""
+    return _batches(workspace_id, filters, _values(filters), batch)
+
+
+def _batches(workspace_id: str, filters: CallFilter, values: dict, batch: int):
+    column = _sort_column(filters)
+    after = None
+    while True:
+        query = _with_agent(_filtered(Call.in_workspace(workspace_id, *_summary_columns(), Call.transcript),
+                                      workspace_id, values))
+        if after is not None:
+            value, call_id = after
+            if filters.descending:
+                query = query.where((column < value) | ((column == value) & (Call.id < call_id)))
+            else:
+                query = query.where((column > value) | ((column == value) & (Call.id > call_id)))
+        with session():  # a streamed export reads each batch in whichever thread runs it
+            rows = list(query.order_by(*_order(filters)).limit(batch).tuples())
+            records = [CallRecord._make(row[:-1]) for row in rows]
+            tags = tags_by_call(workspace_id, [r.id for r in records])
+        for record, row in zip(records, rows):
+            yield record, tags.get(record.id, []), row[-1]
+        if len(rows) < batch:
+            return
+        last = records[-1]
+        after = (last.started_at if filters.sort_by == "startedAt" else last.duration_ms, last.id)
+
+
+def tags_by_call(workspace_id: str, call_ids: list[str]) -> dict[str, list[str]]:
+    """Each call's tags, in the order they were added: one statement."""
+    if not call_ids:
+        return {}
+    found: dict[str, list[str]] = {}
+    rows = (CallTag.in_workspace(workspace_id, CallTag.call, CallTag.name).where(CallTag.call.in_(call_ids))
+            .order_by(CallTag.id).tuples())
+    for call_id, name in rows:
+        found.setdefault(call_id, []).append(name)
+    return found
+
+
+def get_call(*, workspace_id: str, call_id: str) -> CallDetail:
+    row = (_with_agent(Call.in_workspace(workspace_id, *_summary_columns(), Call.transcript, Call.sent_at,
+                                         Call.payload, Call.ingest_warnings, Call.recording_content_type,
+                                         Call.recording_uploaded_at, Call.transcription_error,
+                                         Call.transcription_text, Call.transcription_words,
+                                         Call.transcription_language, Call.transcribed_at))
+           .where(Call.id == call_id).tuples().first())
+    if row is None:
+        raise NotFound(f"No call {call_id} in this workspace.")
+    record = CallRecord._make(row[:len(CallRecord._fields)])
+    rest = row[len(CallRecord._fields):]
+    return CallDetail(record, tags_by_call(workspace_id, [call_id]).get(call_id, []), rest[0], rest[1], rest[2],
+                      rest[3], _structured_data(workspace_id, call_id), *rest[4:])
+
+
+def _structured_data(workspace_id: str, call_id: str) -> dict:
+    from .insights import values_by_call
+    return values_by_call(workspace_id=workspace_id, call_ids=[call_id]).get(call_id, {})
+
+
+def delete_call(*, workspace_id: str, call_id: str) -> None:
+    """The call and everything of it: tags, structured values, its transcription job, its recording."""
+    with database.atomic():
+        path = Call.in_workspace(workspace_id, Call.recording_path).where(Call.id == call_id).tuples().first()
+        if path is None:
+            raise NotFound(f"No call {call_id} in this workspace.")
+        Call.delete().where((Call.workspace == workspace_id) & (Call.id == call_id)).execute()
+    if path[0]:
+        from .recordings import delete_recording_file
+        delete_recording_file(workspace_id, call_id)
+
+
+def _call_exists(workspace_id: str, call_id: str, *, lock: bool = False) -> None:
+    query = Call.in_workspace(workspace_id, Call.id).where(Call.id == call_id)
+    if lock and is_postgres():
+        query = query.for_update()
+    if query.first() is None:
+        raise NotFound(f"No call {call_id} in this workspace.")
+
+
+def add_tag(*, workspace_id: str, call_id: str, name: str) -> tuple[list[str], bool]:
+    """Tag the call with ``name`` (trimmed; a tag it has, in any case, is kept as it is). Returns the
+    call's tags and whether this one is new."""
+    name = tag_name(name)
+    with database.atomic():
+        _call_exists(workspace_id, call_id, lock=True)
+        added = database.execute(CallTag.insert(workspace=workspace_id, call=call_id, name=name,
+                                                name_key=name.lower(), created_at=utcnow())
+                                 .on_conflict_ignore()).rowcount
+    return tags_by_call(workspace_id, [call_id]).get(call_id, []), bool(added)
+
+
+def list_tags(*, workspace_id: str, call_id: str) -> list[str]:
+    _call_exists(workspace_id, call_id)
+    return tags_by_call(workspace_id, [call_id]).get(call_id, [])
+
+
+def remove_tag(*, workspace_id: str, call_id: str, name: str) -> str:
+    """Remove the tag ``name`` (any case) from the call; returns the name as the call had it."""
+    key = tag_name(name).lower()
+    with database.atomic():
+        _call_exists(workspace_id, call_id)
+        row = CallTag.in_workspace(workspace_id, CallTag.id, CallTag.name).where(
+            (CallTag.call == call_id) & (CallTag.name_key == key)).tuples().first()
+        if row is None:
+            raise NotFound(f"The call {call_id} has no tag {name.strip()!r}.")
+        CallTag.delete().where(CallTag.id == row[0]).execute()
+    return row[1]

@@ -1,0 +1,399 @@
+"""Calls over HTTP: the end-of-call-report webhook (keyed and signed, validation, idempotency),
+listing with filters, masking of customer numbers, reading, deleting and exporting calls."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import orjson
+import pytest
+from standardwebhooks.webhooks import Webhook
+
+from models.db import session
+from tests import factories
+from tests.handlers.test_agents import Api
+
+MASKED = "+*******0123"
+
+
+def owner(platform) -> Api:
+    return Api(platform, platform.workspace())
+
+
+def post_report(platform, actor, body, expect=200, headers=None, raw: bytes | None = None, workspace_id=None):
+    response = platform.client.post(
+        "/api/v2/webhooks/end-of-call-report", content=raw if raw is not None else orjson.dumps(body),
+        params={"workspaceId": workspace_id or actor.workspace_id},
+        headers={"Content-Type": "application/json", **(actor.headers if headers is None else headers)})
+    assert response.status_code == expect, response.text
+    return response.json()["data"]
+
+
+def signed_headers(secret: str, raw: bytes, *, at: datetime | None = None, message_id: str = "msg_1") -> dict:
+    at = at or datetime.now(timezone.utc)
+    signature = Webhook(secret).sign(message_id, at, raw.decode())
+    return {"webhook-id": message_id, "webhook-timestamp": str(int(at.timestamp())), "webhook-signature": signature}
+
+
+# --- ingest with a bearer credential ---------------------------------------------------------
+
+def test_a_report_is_recorded_with_every_field_and_its_unknown_fields_kept(platform):
+    api = owner(platform)
+    body = factories.report(api.actor, tags=["Billing", "billing ", "vip"], vendorField={"a": 1})
+    result = post_report(platform, api.actor, body)["result"]
+    assert result == {"callId": body["callId"], "created": True, "ingestWarnings": []}
+    call = api("GET", f"/call/{body['callId']}")["call"]
+    assert call["status"] == "completed" and call["customer"] == "+14155550123"
+    assert call["durationMs"] == 42000 and call["callType"] == "inbound"
+    assert call["startedAt"] == body["startedAt"].replace("Z", ".000Z")
+    assert call["transcript"] == body["transcript"] and call["summary"] == body["summary"]
+    assert call["recordingUrl"] == body["recordingUrl"] and call["endedReason"] == "customer-ended-call"
+    assert call["tags"] == ["Billing", "vip"]  # trimmed, unique without regard to case
+    assert call["extra"] == {"vendorField": {"a": 1}}
+    assert call["recording"] is None and call["transcription"] is None
+
+
+def test_timestamps_with_offsets_are_stored_in_utc_and_duration_defaults_to_their_difference(platform):
+    api = owner(platform)
+    body = factories.report(api.actor, startedAt="2026-11-23T10:00:00+02:00", endedAt="2026-11-23T08:01:30Z",
+                            durationMs=None)
+    post_report(platform, api.actor, body)
+    call = api("GET", f"/call/{body['callId']}")["call"]
+    assert call["startedAt"] == "2026-11-23T08:00:00.000Z" and call["durationMs"] == 90000
+
+
+def test_a_redelivery_changes_nothing_and_a_different_report_is_a_conflict_naming_the_fields(platform):
+    api = owner(platform)
+    body = factories.report(api.actor)
+    post_report(platform, api.actor, body)
+    again = post_report(platform, api.actor, {**body, "timestamp": "2030-01-01T00:00:00Z"})
+    assert again["result"]["created"] is False
+    changed = post_report(platform, api.actor, {**body, "summary": "Another.", "durationMs": 1}, expect=409)
+    assert "durationMs, summary" in changed["message"]
+    assert changed["result"]["differingFields"] == ["durationMs", "summary"]
+    assert post_report(platform, api.actor, {**body, "durationMs": 42000.5}, expect=409)
+    assert api("GET", f"/call/{body['callId']}")["call"]["summary"] == body["summary"]
+    assert api("GET", "/call")["pagination"]["total"] == 1
+
+
+def test_a_call_id_of_another_workspace_is_a_conflict_that_tells_nothing_of_it(platform):
+    first, second = owner(platform), owner(platform)
+    body = factories.report(first.actor)
+    post_report(platform, first.actor, body)
+    clash = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id}, expect=409)
+    assert clash["result"] is None and "another call" in clash["message"]
+
+
+def test_concurrent_deliveries_of_one_report_record_one_call(platform):
+    api = owner(platform)
+    body = factories.report(api.actor)
+    outcomes, errors = [], []
+
+    def deliver():
+        try:
+            outcomes.append(post_report(platform, api.actor, body)["result"]["created"])
+        except AssertionError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=deliver) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and sorted(outcomes) == [False] * 7 + [True]
+    assert api("GET", "/call")["pagination"]["total"] == 1
+
+
+@pytest.mark.parametrize("change, rule", [
+    ({"type": "call-started"}, "type"),
+    ({"callId": "not-a-uuid"}, "callId"),
+    ({"agentId": "nope"}, "agentId"),
+    ({"durationMs": -1}, "durationMs"),
+    ({"startedAt": "2026-11-23T10:00:00"}, "startedAt"),
+    ({"startedAt": "yesterday"}, "startedAt"),
+    ({"callType": "carrier-pigeon"}, "callType"),
+    ({"tags": ["x" * 65]}, "tags"),
+    ({"tags": ["   "]}, "tags[0]"),
+    ({"startedAt": None}, "startedAt"),
+    ({"customer": "+1\x00"}, "customer"),
+])
+def test_an_invalid_report_is_refused_naming_the_field(platform, change, rule):
+    api = owner(platform)
+    body = factories.report(api.actor)
+    body.update(change)
+    body = {k: v for k, v in body.items() if v is not None}
+    error = post_report(platform, api.actor, body, expect=400)
+    assert rule in error["message"]
+    assert api("GET", "/call")["pagination"]["total"] == 0
+
+
+def test_boundaries_zero_duration_and_end_equal_to_start_are_accepted_end_before_start_is_not(platform):
+    api = owner(platform)
+    same = factories.report(api.actor, durationMs=0)
+    same["endedAt"] = same["startedAt"]
+    post_report(platform, api.actor, same)
+    before = factories.report(api.actor)
+    before["endedAt"] = (datetime.fromisoformat(before["startedAt"]) - timedelta(seconds=1)).isoformat()
+    assert "endedAt must not be before startedAt" in post_report(platform, api.actor, before, expect=400)["message"]
+
+
+def test_the_report_must_name_the_workspace_of_the_query(platform):
+    api, other = owner(platform), owner(platform)
+    body = factories.report(api.actor, workspaceId=other.actor.workspace_id)
+    assert "workspaceId" in post_report(platform, api.actor, body, expect=400)["message"]
+
+
+def test_delivering_needs_calls_webhook_payload(platform):
+    api = owner(platform)
+    key = factories.api_key(api.actor, permissions=["calls:read"])
+    error = post_report(platform, key, factories.report(api.actor), expect=403)
+    assert "calls:webhook-payload" in error["message"]
+    allowed = factories.api_key(api.actor, permissions=["calls:webhook-payload"])
+    assert post_report(platform, allowed, factories.report(api.actor))["result"]["created"] is True
+
+
+def test_structured_data_of_unknown_fields_is_listed_in_the_warnings_and_the_report_kept(platform):
+    api = owner(platform)
+    body = factories.report(api.actor, structuredData={"nonexistent": 3}, agentId=str(uuid.uuid4()))
+    warnings = post_report(platform, api.actor, body)["result"]["ingestWarnings"]
+    assert any("nonexistent" in w for w in warnings) and any("agentId" in w for w in warnings)
+    assert api("GET", f"/call/{body['callId']}")["call"]["ingestWarnings"] == warnings
+
+
+# --- ingest signed with the workspace's signing secret ---------------------------------------
+
+def test_a_signed_report_is_accepted_and_the_secret_is_shown_only_once(platform):
+    api = owner(platform)
+    created = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]
+    secret = created["secret"]
+    assert secret.startswith("whsec_") and created["current"] is True and created["expiresAt"] is None
+    listed = api("GET", "/webhooks/signing-secrets")["signingSecrets"]
+    assert [s["id"] for s in listed] == [created["id"]] and "secret" not in listed[0]
+    raw = orjson.dumps(factories.report(api.actor))
+    result = post_report(platform, api.actor, None, raw=raw, headers=signed_headers(secret, raw))
+    assert result["result"]["created"] is True
+
+
+def test_a_signature_that_does_not_verify_is_refused_with_401(platform):
+    api = owner(platform)
+    secret = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    raw = orjson.dumps(factories.report(api.actor))
+    tampered = raw.replace(b"completed", b"COMPLETED")
+    assert "does not verify" in post_report(platform, api.actor, None, raw=tampered, expect=401,
+                                            headers=signed_headers(secret, raw))["message"]
+    headers = signed_headers(secret, raw)
+    headers["webhook-signature"] = "garbage"
+    post_report(platform, api.actor, None, raw=raw, expect=401, headers=headers)
+    missing = signed_headers(secret, raw)
+    del missing["webhook-id"]
+    assert "webhook-id" in post_report(platform, api.actor, None, raw=raw, expect=401, headers=missing)["message"]
+    other = owner(platform)
+    other_secret = other("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    post_report(platform, api.actor, None, raw=raw, expect=401, headers=signed_headers(other_secret, raw))
+    assert api("GET", "/call")["pagination"]["total"] == 0
+
+
+def test_the_replay_window_is_five_minutes_either_way(platform):
+    api = owner(platform)
+    secret = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    now = datetime.now(timezone.utc)
+    for offset, expect in ((-290, 200), (290, 200), (-310, 401), (310, 401)):
+        raw = orjson.dumps(factories.report(api.actor))
+        data = post_report(platform, api.actor, None, raw=raw, expect=expect,
+                           headers=signed_headers(secret, raw, at=now + timedelta(seconds=offset)))
+        if expect == 401:
+            assert "5 minutes" in data["message"]
+
+
+def test_a_rotated_secret_verifies_for_its_grace_period_only(platform):
+    api = owner(platform)
+    old = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    rotated = api("POST", "/webhooks/signing-secrets", json={"graceSeconds": 3600})
+    new = rotated["signingSecret"]["secret"]
+    [previous] = rotated["previousSecrets"]
+    assert previous["current"] is False and previous["expiresAt"] is not None
+    for secret in (old, new):
+        raw = orjson.dumps(factories.report(api.actor))
+        post_report(platform, api.actor, None, raw=raw, headers=signed_headers(secret, raw))
+    # An urgent rotation (a leaked secret): grace 0 ends every older secret at once.
+    api("POST", "/webhooks/signing-secrets", json={"graceSeconds": 0})
+    assert len(api("GET", "/webhooks/signing-secrets")["signingSecrets"]) == 1
+    for secret in (old, new):
+        raw = orjson.dumps(factories.report(api.actor))
+        post_report(platform, api.actor, None, raw=raw, expect=401, headers=signed_headers(secret, raw))
+
+
+def test_without_a_secret_a_signed_report_is_refused_and_a_signature_grants_nothing_else(platform):
+    api = owner(platform)
+    raw = orjson.dumps(factories.report(api.actor))
+    fake = signed_headers("whsec_" + "QUFB" * 8, raw)
+    assert "no webhook signing secret" in post_report(platform, api.actor, None, raw=raw, expect=401,
+                                                       headers=fake)["message"]
+    response = platform.client.get("/api/v2/call", params={"workspaceId": api.actor.workspace_id}, headers=fake)
+    assert response.status_code == 401
+
+
+def test_signing_secrets_need_integrations_permissions(platform):
+    api = owner(platform)
+    viewer = Api(platform, factories.member(api.actor, "viewer"))
+    viewer("POST", "/webhooks/signing-secrets", 403, json={})
+    assert viewer("GET", "/webhooks/signing-secrets")["signingSecrets"] == []
+    api("POST", "/webhooks/signing-secrets", 400, json={"graceSeconds": 604801})
+
+
+def test_secrets_are_stored_encrypted(platform):
+    from models.signing_secrets import SigningSecret
+    api = owner(platform)
+    secret = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    with session():
+        stored = [row.secret_encrypted for row in SigningSecret.in_workspace(api.actor.workspace_id)]
+    assert len(stored) == 1 and secret not in stored[0] and secret[6:] not in stored[0]
+
+
+# --- reading, masking, filtering ---------------------------------------------------------------
+
+def test_customer_numbers_are_masked_without_calls_pii(platform):
+    api = owner(platform)
+    call_id = factories.call(api.actor)
+    member = Api(platform, factories.member(api.actor, "member"))
+    assert member("GET", f"/call/{call_id}")["call"]["customer"] == MASKED
+    assert member("GET", "/call")["calls"][0]["customer"] == MASKED
+    assert api("GET", f"/call/{call_id}")["call"]["customer"] == "+14155550123"
+    error = member("GET", "/call", 403, customer="+14155550123")
+    assert "calls:pii" in error["message"]
+    assert api("GET", "/call", customer="+14155550123")["pagination"]["total"] == 1
+
+
+def test_an_unknown_or_foreign_call_is_404(platform):
+    api, other = owner(platform), owner(platform)
+    foreign = factories.call(other.actor)
+    api("GET", f"/call/{foreign}", 404)
+    api("GET", f"/call/{uuid.uuid4()}", 404)
+    api("DELETE", f"/call/{foreign}", 404)
+    api("GET", "/call/not-a-uuid", 400)
+
+
+def test_the_list_filters_and_sorts(platform):
+    api = owner(platform)
+    agent = factories.agent(api.actor, name="Sales")
+    base = datetime(2026, 11, 1, 12, 0)
+    ids = {
+        "a": factories.call(api.actor, started_at=base, duration_ms=5000.0, agent_id=agent, call_type="outbound",
+                            status="completed", summary="Asked about 100% refunds", tags=["VIP"]),
+        "b": factories.call(api.actor, started_at=base + timedelta(hours=1), duration_ms=1000.0, call_type="inbound",
+                            status="failed", transcript="User: my order_id is 7"),
+        "c": factories.call(api.actor, started_at=base + timedelta(hours=2), duration_ms=3000.0, call_type="web",
+                            status="completed", customer="+442071234567"),
+    }
+
+    def listed(**params):
+        return [c["id"] for c in api("GET", "/call", **params)["calls"]]
+
+    assert listed() == [ids["c"], ids["b"], ids["a"]]
+    assert listed(sortBy="durationMs", sortOrder="asc") == [ids["b"], ids["c"], ids["a"]]
+    assert listed(agentId=agent) == [ids["a"]]
+    assert api("GET", "/call", agentId=agent)["calls"][0]["agentName"] == "Sales"
+    assert listed(status="completed") == [ids["c"], ids["a"]]
+    assert listed(callType="web") == [ids["c"]]
+    assert listed(startedAfter="2026-11-01T13:00:00Z") == [ids["c"], ids["b"]]
+    assert listed(startedAfter="2026-11-01T12:00:00Z", startedBefore="2026-11-01T13:00:00Z") == [ids["a"]]
+    assert listed(startedBefore="2026-11-01T14:00:01+01:00") == [ids["b"], ids["a"]]
+    assert listed(startedBefore="2026-11-01T14:00:00+01:00") == [ids["a"]]  # before, not at
+    assert listed(tag="vip") == [ids["a"]]
+    assert listed(q="100%") == [ids["a"]] and listed(q="100_") == [] and listed(q="ORDER_ID") == [ids["b"]]
+    assert listed(customer="+442071234567") == [ids["c"]]
+    assert listed(status="completed", callType="outbound") == [ids["a"]]
+    page = api("GET", "/call", limit=1, offset=1)
+    assert [c["id"] for c in page["calls"]] == [ids["b"]] and page["pagination"] == {"total": 3, "limit": 1, "offset": 1}
+    assert api("GET", "/call", offset=5)["pagination"]["total"] == 3
+    assert "startedBefore" in api("GET", "/call", 400, startedAfter="2026-11-01T13:00:00Z",
+                                  startedBefore="2026-11-01T13:00:00Z")["message"]
+    api("GET", "/call", 400, sortBy="customer")
+
+
+def test_deleting_a_call_deletes_its_tags_and_it_is_gone(platform):
+    api = owner(platform)
+    call_id = factories.call(api.actor, tags=["a", "b"])
+    api("DELETE", f"/call/{call_id}")
+    api("GET", f"/call/{call_id}", 404)
+    api("GET", f"/call/{call_id}/tags", 404)
+    member = Api(platform, factories.member(api.actor, "viewer"))
+    other = factories.call(api.actor)
+    member("DELETE", f"/call/{other}", 403)
+
+
+# --- export ------------------------------------------------------------------------------------
+
+def _export(platform, actor, **params):
+    response = platform.client.get("/api/v2/call/export", headers=actor.headers,
+                                   params={"workspaceId": actor.workspace_id, **params})
+    assert response.status_code == 200, response.text
+    return response
+
+
+def test_export_streams_every_filtered_call_as_csv_in_order_with_masking(platform):
+    api = owner(platform)
+    base = datetime(2026, 10, 1)
+    # More than one batch of the export's reads (500), with equal start times across a batch's edge.
+    ids = [factories.call(api.actor, started_at=base + timedelta(minutes=i // 3), summary=f"call {i}",
+                          tags=["even"] if i % 2 == 0 else []) for i in range(1203)]
+    member = factories.member(api.actor, "member")
+    response = _export(platform, member)
+    assert response.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    assert len(rows) == 1203 and len({r["id"] for r in rows}) == 1203 and set(r["id"] for r in rows) == set(ids)
+    started = [r["startedAt"] for r in rows]
+    assert started == sorted(started, reverse=True)
+    assert {r["customer"] for r in rows} == {"'" + MASKED}  # masked, and kept from being a formula
+    evens = list(csv.DictReader(io.StringIO(_export(platform, member, tag="even").text)))
+    assert len(evens) == 602 and all(r["tags"] == "even" for r in evens)
+
+
+def test_export_as_ndjson_holds_the_transcript_and_full_numbers_for_calls_pii(platform):
+    api = owner(platform)
+    call_id = factories.call(api.actor, transcript="AI: =1+1\nUser: hi", summary="=HYPERLINK()")
+    lines = _export(platform, api.actor, format="ndjson").text.splitlines()
+    [row] = [json.loads(line) for line in lines]
+    assert row["id"] == call_id and row["customer"] == "+14155550123" and row["transcript"] == "AI: =1+1\nUser: hi"
+    assert row["summary"] == "=HYPERLINK()"
+    [csv_row] = list(csv.DictReader(io.StringIO(_export(platform, api.actor).text)))
+    assert csv_row["summary"] == "'=HYPERLINK()"
+
+
+def test_export_needs_calls_export(platform):
+    api = owner(platform)
+    viewer = Api(platform, factories.member(api.actor, "viewer"))
+    viewer("GET", "/call/export", 403)
+
+
+def test_a_method_the_export_path_lacks_is_405_not_an_operation_on_a_call_named_export(platform):
+    api = owner(platform)
+    response = platform.client.delete("/api/v2/call/export", headers=api.actor.headers,
+                                      params={"workspaceId": api.actor.workspace_id})
+    assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
+    assert response.json()["success"] is False
+    assert "callId" in api("GET", "/call/not-a-uuid", 400)["message"]
+
+
+def test_a_signing_secret_needs_a_json_body_even_an_empty_one(platform):
+    api = owner(platform)
+    url, params = "/api/v2/webhooks/signing-secrets", {"workspaceId": api.actor.workspace_id}
+    assert platform.client.post(url, params=params, headers=api.actor.headers, json={}).status_code == 200
+    for extra in ({}, {"headers": {"Content-Type": "text/plain"}, "content": b"hello"}):
+        response = platform.client.post(url, params=params, headers={**api.actor.headers, **extra.get("headers", {})},
+                                        content=extra.get("content"))
+        assert response.status_code in (400, 415) and response.json()["success"] is False, response.text
+
+
+@pytest.mark.parametrize("started, ended", [("9999-12-31T23:59:59-12:00", "9999-12-31T23:59:59-12:00"),
+                                            ("0001-01-01T00:00:00+14:00", "0001-01-01T00:00:00+14:00")])
+def test_moments_outside_the_years_1_to_9999_in_utc_are_refused(platform, started, ended):
+    api = owner(platform)
+    body = factories.report(api.actor, startedAt=started, endedAt=ended)
+    assert "years 1 to 9999" in post_report(platform, api.actor, body, expect=400)["message"]
+    assert "years 1 to 9999" in api("GET", "/call", 400, startedAfter=started)["message"]
