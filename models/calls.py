@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import zlib
 from datetime import datetime
 from typing import NamedTuple
 
@@ -24,9 +25,11 @@ from peewee import (
     SQL,
     BigIntegerField,
     CharField,
+    CompositeKey,
     DateTimeField,
     DoubleField,
     ForeignKeyField,
+    IntegerField,
     NodeList,
     TextField,
     fn,
@@ -37,6 +40,7 @@ from .db import JSONField, database, is_postgres, session, utcnow
 from .errors import Conflict, InvalidInput, NotFound
 from .pagination import Page, PageQuery
 from .scoping import WorkspaceScoped
+from .sql import Statement
 
 
 class Call(WorkspaceScoped):
@@ -88,6 +92,18 @@ class CallTag(WorkspaceScoped):
             (("call", "name_key"), True),
             (("workspace", "name_key"), False),
         )
+
+
+class CallCount(WorkspaceScoped):
+    """A workspace's number of calls, in shards: the unfiltered list's total is a sum of a few
+    rows, not a count of every call (15 ms at 100,000 calls on PostgreSQL, more than the page).
+    Each call counts in the shard its id hashes to, so concurrent ingests rarely wait on one row.
+    Whatever deletes calls must take them off here, in the same transaction."""
+    shard = IntegerField()
+    calls = BigIntegerField()
+
+    class Meta:
+        primary_key = CompositeKey("workspace", "shard")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,21 +214,20 @@ def ingest(report: Report) -> Ingested:
     tags = _unique_tags(report.tags)
     warnings = []
     with database.atomic():
-        if report.agent_id and not Agent.in_workspace(report.workspace_id, Agent.id).where(
-                Agent.id == report.agent_id).exists():
+        if report.agent_id and _AGENT_EXISTS.one(report.workspace_id, report.agent_id) is None:
             warnings.append(f"agentId {report.agent_id} names no agent of this workspace; the call keeps the id.")
-        inserted = database.execute(Call.insert(
-            id=report.call_id, workspace=report.workspace_id, agent_id=report.agent_id, call_type=report.call_type,
-            status=report.status, call_end_reason_category=report.call_end_reason_category,
-            ended_reason=report.ended_reason, customer=report.customer, started_at=report.started_at,
-            ended_at=report.ended_at, duration_ms=report.duration_ms, recording_url=report.recording_url,
-            summary=report.summary, transcript=report.transcript, sent_at=report.sent_at, payload=report.raw,
-            ingest_warnings=warnings, received_at=utcnow()).on_conflict_ignore()).rowcount
+        inserted = _INSERT_CALL.execute(
+            report.call_id, report.workspace_id, report.agent_id, report.call_type, report.status,
+            report.call_end_reason_category, report.ended_reason, report.customer, _stamp(report.started_at),
+            _stamp(report.ended_at), report.duration_ms, report.recording_url, report.summary, report.transcript,
+            _stamp(report.sent_at), _json(report.raw), _json(warnings), _stamp(utcnow())).rowcount
         if not inserted:
             return _redelivered(report)
+        _COUNT_CALLS.execute(report.workspace_id, _shard(report.call_id), 1)
         if tags:
-            CallTag.insert_many([{"workspace": report.workspace_id, "call": report.call_id, "name": name,
-                                  "name_key": name.lower(), "created_at": utcnow()} for name in tags]).execute()
+            now = _stamp(utcnow())
+            _insert_tags(len(tags)).execute(*[value for name in tags for value in
+                                              (report.workspace_id, report.call_id, name, name.lower(), now)])
         if report.structured_data:
             from .insights import store_report_values
             warnings += store_report_values(workspace_id=report.workspace_id, call_id=report.call_id,
@@ -221,6 +236,33 @@ def ingest(report: Report) -> Ingested:
         if len(warnings) > (1 if warnings and warnings[0].startswith("agentId") else 0):
             Call.update(ingest_warnings=warnings).where(Call.id == report.call_id).execute()
     return Ingested(report.call_id, True, warnings)
+
+
+# Ingest runs on every report, so its inserts are compiled once (models.sql), not built by Peewee
+# per request (building them cost as much as the database's work).
+_INSERT_CALL = Statement("""
+    INSERT INTO call (id, workspace_id, agent_id, call_type, status, call_end_reason_category, ended_reason,
+                      customer, started_at, ended_at, duration_ms, recording_url, summary, transcript, sent_at,
+                      payload, ingest_warnings, received_at)
+    VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})
+    ON CONFLICT (id) DO NOTHING""")
+_COUNT_CALLS = Statement("""
+    INSERT INTO call_count (workspace_id, shard, calls) VALUES ({p}, {p}, {p})
+    ON CONFLICT (workspace_id, shard) DO UPDATE SET calls = call_count.calls + excluded.calls""")
+_COUNT_SHARDS = 16
+_AGENT_EXISTS = Statement("SELECT 1 FROM agent WHERE workspace_id = {p} AND id = {p}")
+_json = Call.payload.db_value
+_stamp = Call.started_at.db_value
+
+
+def _shard(call_id: str) -> int:
+    return zlib.crc32(call_id.encode()) % _COUNT_SHARDS
+
+
+@functools.lru_cache(maxsize=None)
+def _insert_tags(count: int) -> Statement:
+    return Statement("INSERT INTO call_tag (workspace_id, call_id, name, name_key, created_at) VALUES "
+                     + ", ".join(["({p}, {p}, {p}, {p}, {p})"] * count))
 
 
 def _unique_tags(names: list[str]) -> list[str]:
@@ -310,6 +352,10 @@ def _page_query(names: tuple[str, ...], sort_by: str, descending: bool) -> PageQ
                 .order_by(*order).limit(params["limit"]).offset(params["offset"]))
 
     def total(**params):
+        if not names:
+            # SUM of a BIGINT is NUMERIC on PostgreSQL: cast, so that the total is an int on both.
+            return CallCount.in_workspace(params["workspace_id"],
+                                          fn.COALESCE(fn.SUM(CallCount.calls), 0).cast("BIGINT"))
         return _filtered(Call.in_workspace(params["workspace_id"], _COUNT), params["workspace_id"],
                          {name: params[name] for name in names})
 
@@ -422,7 +468,8 @@ def delete_call(*, workspace_id: str, call_id: str) -> None:
         path = Call.in_workspace(workspace_id, Call.recording_path).where(Call.id == call_id).tuples().first()
         if path is None:
             raise NotFound(f"No call {call_id} in this workspace.")
-        Call.delete().where((Call.workspace == workspace_id) & (Call.id == call_id)).execute()
+        if Call.delete().where((Call.workspace == workspace_id) & (Call.id == call_id)).execute():
+            _COUNT_CALLS.execute(workspace_id, _shard(call_id), -1)
     if path[0]:
         from .recordings import delete_recording_file
         delete_recording_file(workspace_id, call_id)

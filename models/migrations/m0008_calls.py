@@ -39,6 +39,11 @@ STATEMENTS = (
     "CREATE INDEX call_workspace_id_agent_id_started_at ON call (workspace_id, agent_id, started_at)",
     "CREATE INDEX call_workspace_id_duration_ms_id ON call (workspace_id, duration_ms, id)",
     "CREATE INDEX call_workspace_id_customer ON call (workspace_id, customer)",
+    """CREATE TABLE call_count (
+        workspace_id VARCHAR(255) NOT NULL REFERENCES workspace (id) ON DELETE CASCADE,
+        shard INTEGER NOT NULL,
+        calls BIGINT NOT NULL,
+        PRIMARY KEY (workspace_id, shard))""",
     """CREATE TABLE call_tag (
         id INTEGER NOT NULL PRIMARY KEY GENERATED_ID,
         workspace_id VARCHAR(255) NOT NULL REFERENCES workspace (id) ON DELETE CASCADE,
