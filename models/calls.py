@@ -435,11 +435,17 @@ def tags_by_call(workspace_id: str, call_ids: list[str]) -> dict[str, list[str]]
     if not call_ids:
         return {}
     found: dict[str, list[str]] = {}
-    rows = (CallTag.in_workspace(workspace_id, CallTag.call, CallTag.name).where(CallTag.call.in_(call_ids))
-            .order_by(CallTag.id).tuples())
-    for call_id, name in rows:
+    for call_id, name in _tags_of(len(call_ids)).all(workspace_id, *call_ids):
         found.setdefault(call_id, []).append(name)
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _tags_of(count: int) -> Statement:
+    """The tags of ``count`` calls, compiled once per count (a page holds at most 100 calls, an
+    export batch 500): building it with Peewee cost three times what the database does."""
+    return Statement("SELECT call_id, name FROM call_tag WHERE workspace_id = {p} AND call_id IN ("
+                     + ", ".join(["{p}"] * count) + ") ORDER BY id")
 
 
 def get_call(*, workspace_id: str, call_id: str) -> CallDetail:
