@@ -22,6 +22,7 @@ import anyio.to_thread
 from connexion import AsyncApp, context
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import ProblemException
+from connexion.frameworks import starlette as connexion_starlette
 from connexion.middleware import ConnexionMiddleware
 from connexion.middleware.security import SecurityMiddleware
 from connexion.resolver import Resolution, Resolver
@@ -41,6 +42,10 @@ from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
 from .static_paths import StaticPathMethods
 from .validation import JSONBodyValidator, NamedParameterValidator
+
+# Every path parameter routes as text, whatever its type: connexion's typed route converters would
+# answer 404 to /insights/abc, where the contract's validation answers 400 naming the parameter.
+connexion_starlette.PATH_PARAMETER_CONVERTERS = {"path": "path"}
 
 
 PRINCIPAL = "principal"

@@ -141,3 +141,16 @@ def call(actor: Actor, **fields) -> str:
     values.update(fields)
     with session():
         return ingest(Report(**values)).call_id
+
+
+def insight(actor: Actor, name: str = "score", type: str = "number", enum_values: list | None = None,
+            agents: list[str] = ()) -> int:
+    """A structured-data field of the actor's workspace, assigned to ``agents`` besides their
+    other fields; its id."""
+    from models.insights import agent_fields, create_field, set_agent_fields
+    with session():
+        field = create_field(workspace_id=actor.workspace_id, name=name, type=type, enum_values=enum_values)
+        for agent_id in agents:
+            held = [f.id for f in agent_fields(workspace_id=actor.workspace_id, agent_id=agent_id)]
+            set_agent_fields(workspace_id=actor.workspace_id, agent_id=agent_id, field_ids=held + [field.id])
+    return field.id

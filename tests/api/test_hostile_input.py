@@ -81,6 +81,21 @@ def test_a_control_character_in_any_parameter_is_400_naming_it(platform, op):
                 assert_refused(response, name)
 
 
+def declares_strings(schema: dict, depth: int = 0) -> bool:
+    """Whether a (resolved) body schema lets any value be a string."""
+    if depth > 20 or not isinstance(schema, dict):
+        return False
+    if schema.get("type") == "string" or ("type" not in schema and not any(
+            key in schema for key in ("properties", "items", "allOf", "oneOf", "anyOf"))):
+        return True
+    nested = [*schema.get("properties", {}).values(), *schema.get("allOf", []), *schema.get("oneOf", []),
+              *schema.get("anyOf", [])]
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            nested.append(schema[key])
+    return any(declares_strings(child, depth + 1) for child in nested)
+
+
 def body_strings(value, where=()):
     """The path of every string in a body example (an object's fields, an array's items)."""
     if isinstance(value, dict):
@@ -102,7 +117,12 @@ def replaced(body, where, new):
     return copy
 
 
-@pytest.mark.parametrize("op", BODY_OPERATIONS, ids=[o.operation_id for o in BODY_OPERATIONS])
+# A body of integers only (a list of ids) has no string to attack; the schema bounds its numbers.
+STRING_BODY_OPERATIONS = [o for o in BODY_OPERATIONS
+                          if declares_strings(o.spec["requestBody"]["content"]["application/json"]["schema"])]
+
+
+@pytest.mark.parametrize("op", STRING_BODY_OPERATIONS, ids=[o.operation_id for o in STRING_BODY_OPERATIONS])
 def test_a_control_character_or_unpaired_surrogate_in_any_body_string_is_400_naming_the_field(platform, op):
     owner = platform.workspace()
     _, _, body = example_request(op, owner.workspace_id, largest_body=True)

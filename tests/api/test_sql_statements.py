@@ -122,3 +122,22 @@ def test_a_page_of_calls_costs_the_same_whatever_its_size_and_filters(platform, 
     assert len(count(platform, statements, base, owner)) == ADMISSION + 2
     filtered = base + "&tag=a&status=completed&q=call&sortBy=durationMs&sortOrder=asc"
     assert len(count(platform, statements, filtered, owner)) == ADMISSION + 2
+
+
+@pytest.mark.parametrize("fields, calls", [(1, 1), (4, 30)])
+def test_analytics_costs_the_same_whatever_the_fields_calls_and_buckets(platform, statements, fields, calls):
+    from datetime import timedelta
+
+    from models.db import utcnow
+    owner = platform.workspace()
+    agent_id = factories.agent(owner)
+    for n in range(fields):
+        kind = ("number", "boolean", "string", "enum")[n % 4]
+        factories.insight(owner, f"f{n}", kind, ["a", "b"] if kind == "enum" else None, agents=[agent_id])
+    for n in range(calls):
+        factories.call(owner, started_at=utcnow() - timedelta(hours=n), agent_id=agent_id,
+                       structured_data={"f0": n, "f1": n % 2 == 0, "f2": f"v{n % 3}", "f3": "a"})
+    base = f"/api/v2/analytics/structured-data?workspaceId={owner.workspace_id}&granularity=hour"
+    # The fields, their agents; then the series, the value counts and the histogram.
+    assert len(count(platform, statements, base, owner)) == ADMISSION + 5
+    assert len(count(platform, statements, base + f"&agentId={agent_id}&callType=webCall", owner)) == ADMISSION + 5

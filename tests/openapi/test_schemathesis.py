@@ -20,6 +20,7 @@ from pathlib import Path
 from api.contract import operations
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
+MIN_WALKS, WALKS_PER_LINK = 20, 3
 
 
 def link_families() -> list[list[str]]:
@@ -41,6 +42,12 @@ def link_families() -> list[list[str]]:
     for op_id in sorted(parent, key=order.index):
         families.setdefault(root(op_id), []).append(op_id)
     return list(families.values())
+
+
+def family_links(family: list[str]) -> list[str]:
+    ops = {op.operation_id: op for op in operations()}
+    return [name for op_id in family for response in ops[op_id].spec["responses"].values()
+            for name in response.get("links", {})]
 
 
 def schemathesis(live_server, env, work: Path, name: str, phases: str, *filters: str) -> tuple[dict, str]:
@@ -86,6 +93,9 @@ def test_schemathesis_finds_no_failures(live_server, tmp_path):
     assert families
     for family in families:
         filters = [arg for op_id in family for arg in ("--include-operation-id", op_id)]
-        _, output = schemathesis(live_server, env, tmp_path, f"stateful-{family[0]}", "stateful", *filters)
+        # Walks in proportion to the links to follow: a few per link reach each one.
+        walks = max(MIN_WALKS, WALKS_PER_LINK * len(family_links(family)))
+        _, output = schemathesis(live_server, env, tmp_path, f"stateful-{family[0]}", "stateful", *filters,
+                                 "--max-examples", str(walks))
         links = re.search(r"API Links:\s+(\d+) covered / (\d+) selected", output)
         assert links and int(links[1]) == int(links[2]) > 0, output
