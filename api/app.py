@@ -7,7 +7,9 @@ shadows) → connexion's routing → BodyLimitMiddleware (413) →
 AuthorizationMiddleware (the bearer and the workspace, read on the event loop) → connexion's
 validation with ours (400: api.validation) → one hop to a worker thread, where one session
 (models.db: on SQLite the thread's own connection, on PostgreSQL one from the pool) serves the
-admission (401, 403, 429: see api.authorization) and then the handler named by the operationId.
+admission (401, 403, 429: see api.authorization) and then the handler named by the operationId
+(an upload's handler is async: it reads its body on the event loop and hops to threads for SQL).
+The lifespan starts the threads that transcribe uploaded recordings (api.transcription_worker).
 A database that cannot serve is answered 503 with Retry-After (models.db ``Unavailable``).
 """
 from __future__ import annotations
@@ -41,6 +43,7 @@ from .cross_origin import cross_origin
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
 from .static_paths import StaticPathMethods
+from .transcription_worker import TranscriptionWorkers
 from .validation import JSONBodyValidator, NamedParameterValidator
 
 # Every path parameter routes as text, whatever its type: connexion's typed route converters would
@@ -64,6 +67,8 @@ class HandlerResolver(Resolver):
 
 def _in_session(handler):
     wants_principal = PRINCIPAL in inspect.signature(handler).parameters
+    if inspect.iscoroutinefunction(handler):
+        return _admitted_async(handler, wants_principal)
 
     @functools.wraps(handler)
     def call(*args, **kwargs):
@@ -77,11 +82,33 @@ def _in_session(handler):
     return call
 
 
+def _admitted_async(handler, wants_principal: bool):
+    """An async handler (one that streams a request body) on the event loop, after the admission
+    in a worker thread; it runs its own SQL in worker threads, a session each
+    (handlers/call_recordings.py)."""
+    def admit():
+        admission = context.context.get(ADMISSION)
+        with session():
+            return admission.run() if admission is not None else None
+
+    @functools.wraps(handler)
+    async def call(*args, **kwargs):
+        principal = await anyio.to_thread.run_sync(admit)
+        if wants_principal:
+            kwargs[PRINCIPAL] = principal
+        return await handler(*args, **kwargs)
+
+    return call
+
+
 def _middlewares(settings: Settings) -> list:
     stack = []
     for middleware in ConnexionMiddleware.default_middlewares:
         if middleware is SecurityMiddleware:
-            stack.append(functools.partial(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes))
+            stack.append(functools.partial(
+                BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes,
+                max_upload_bytes=settings.max_recording_bytes, upload_stall_s=settings.api_body_timeout_s,
+                uploads=frozenset(op.operation_id for op in contract.operations() if op.streams_body)))
             stack.append(functools.partial(AuthorizationMiddleware, settings=settings))
         else:
             stack.append(middleware)
@@ -93,7 +120,12 @@ def _lifespan(settings: Settings):
     async def lifespan(app):
         # The worker threads every handler hop takes (see Settings.handler_threads).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
-        yield
+        workers = TranscriptionWorkers(settings)
+        workers.start()
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(workers.stop)
 
     return lifespan
 

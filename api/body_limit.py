@@ -3,9 +3,16 @@
 A declared Content-Length over the limit is refused before reading. A chunked body (no
 Content-Length) is read up to the limit and handed on with its length set, because the
 request validator reads a missing Content-Length as a missing body.
+
+An upload (an operation whose body the contract declares binary: api.contract
+``Operation.streams_body``) has its own, larger limit, and is never buffered here: its handler
+reads the stream, and this middleware counts the bytes as they pass, failing the read with 413
+once they exceed the limit, or with 408 when the client sends nothing for ``upload_stall_s``
+(the handler then drops what it wrote): an idle upload holds no connection and no file for ever.
 """
 from __future__ import annotations
 
+import anyio
 from connexion.exceptions import ProblemException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -16,10 +23,20 @@ class BodyTooLarge(ProblemException):
                          detail=f"The request body is larger than the limit of {limit} bytes.")
 
 
+class UploadStalled(ProblemException):
+    def __init__(self, seconds: float):
+        super().__init__(status=408, title="Request Timeout",
+                         detail=f"The upload sent nothing for {seconds:g} seconds and was dropped.")
+
+
 class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, max_upload_bytes: int, uploads: frozenset[str],
+                 upload_stall_s: float) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.max_upload_bytes = max_upload_bytes
+        self.uploads = uploads  # operation ids
+        self.upload_stall_s = upload_stall_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -27,10 +44,13 @@ class BodyLimitMiddleware:
             return
         headers = dict(scope.get("headers") or ())
         declared = headers.get(b"content-length")
-        if declared is not None:
-            if declared.isdigit() and int(declared) > self.max_body_bytes:
-                raise BodyTooLarge(self.max_body_bytes)
-        elif b"chunked" in headers.get(b"transfer-encoding", b"").lower():
+        upload = scope.get("extensions", {}).get("connexion_routing", {}).get("operation_id") in self.uploads
+        limit = self.max_upload_bytes if upload else self.max_body_bytes
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise BodyTooLarge(limit)
+        if upload:
+            receive = _counted(receive, limit, self.upload_stall_s)
+        elif declared is None and b"chunked" in headers.get(b"transfer-encoding", b"").lower():
             body = await self._read_chunked(receive)
             scope = {**scope, "headers": [*scope["headers"], (b"content-length", str(len(body)).encode())]}
             receive = _replay(body, receive)
@@ -48,6 +68,24 @@ class BodyLimitMiddleware:
             parts.append(message.get("body", b""))
             if not message.get("more_body", False):
                 return b"".join(parts)
+
+
+def _counted(receive: Receive, limit: int, stall_s: float) -> Receive:
+    size = 0
+
+    async def counted() -> Message:
+        nonlocal size
+        try:
+            with anyio.fail_after(stall_s):
+                message = await receive()
+        except TimeoutError:
+            raise UploadStalled(stall_s) from None
+        size += len(message.get("body", b""))
+        if size > limit:
+            raise BodyTooLarge(limit)
+        return message
+
+    return counted
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -50,6 +50,13 @@ class Operation:
         return next((p for p in self.parameters if p["name"] == name), None)
 
     @property
+    def streams_body(self) -> bool:
+        """Its body is a file (``format: binary``, an upload), which its handler reads as a stream
+        (api.body_limit counts it against ``MAX_RECORDING_BYTES``), not JSON."""
+        content = self.spec.get("requestBody", {}).get("content", {})
+        return any(media.get("schema", {}).get("format") == "binary" for media in content.values())
+
+    @property
     def secured(self) -> bool:
         return self.spec.get("security", document().get("security")) != []
 

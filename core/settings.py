@@ -49,9 +49,18 @@ class Settings:
     # How long a request waits for a pooled PostgreSQL connection before it is answered 503.
     db_pool_timeout_s: float = 10.0
     max_body_bytes: int = 1_048_576
+    # Call recordings (PUT /call/{callId}/recording): the largest upload, streamed to DATA_DIR.
+    max_recording_bytes: int = 100 * 1024 * 1024
+    # Threads per API process that transcribe uploaded recordings (0: none in this process), and
+    # the lease a worker holds on a job, renewed while it works: a job whose worker died is taken
+    # again once its lease has run out.
+    transcription_workers: int = 1
+    transcription_lease_s: float = 60.0
     # Management API: a request's line and headers must have arrived within this long of the
     # connection opening or of the previous answer (408 past it), and be at most this large (431).
     api_head_timeout_s: float = 10.0
+    # An upload's body (a recording) that sends nothing for this long is answered 408.
+    api_body_timeout_s: float = 30.0
     api_max_head_bytes: int = 65536
     log_level: str = "INFO"
     log_format: str = "text"  # or "json": one JSON object per line, for log shippers
@@ -117,7 +126,11 @@ class Settings:
             default_requests_per_day=_int("DEFAULT_REQUESTS_PER_DAY", cls.default_requests_per_day),
             db_pool_timeout_s=_float("DB_POOL_TIMEOUT_S", cls.db_pool_timeout_s),
             max_body_bytes=_int("MAX_BODY_BYTES", cls.max_body_bytes),
+            max_recording_bytes=_int("MAX_RECORDING_BYTES", cls.max_recording_bytes),
+            transcription_workers=_int("TRANSCRIPTION_WORKERS", cls.transcription_workers),
+            transcription_lease_s=_float("TRANSCRIPTION_LEASE_S", cls.transcription_lease_s),
             api_head_timeout_s=_float("API_HEAD_TIMEOUT_S", cls.api_head_timeout_s),
+            api_body_timeout_s=_float("API_BODY_TIMEOUT_S", cls.api_body_timeout_s),
             api_max_head_bytes=_int("API_MAX_HEAD_BYTES", cls.api_max_head_bytes),
             log_level=os.environ.get("LOG_LEVEL", cls.log_level).upper(),
             log_format=os.environ.get("LOG_FORMAT", cls.log_format).lower(),

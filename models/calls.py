@@ -471,14 +471,24 @@ def _structured_data(workspace_id: str, call_id: str) -> dict:
 def delete_call(*, workspace_id: str, call_id: str) -> None:
     """The call and everything of it: tags, structured values, its transcription job, its recording."""
     with database.atomic():
-        path = Call.in_workspace(workspace_id, Call.recording_path).where(Call.id == call_id).tuples().first()
+        path = recording_path(workspace_id, call_id)
         if path is None:
             raise NotFound(f"No call {call_id} in this workspace.")
         if Call.delete().where((Call.workspace == workspace_id) & (Call.id == call_id)).execute():
             _COUNT_CALLS.execute(workspace_id, _shard(call_id), -1)
     if path[0]:
         from .recordings import delete_recording_file
-        delete_recording_file(workspace_id, call_id)
+        delete_recording_file(path[0])
+
+
+def recording_path(workspace_id: str, call_id: str) -> tuple[str | None] | None:
+    """(the call's recording file or None), None without the call; in a transaction, the row is
+    locked, so that an upload and a delete of one call each see the file the other left (no file
+    is left behind that no row names)."""
+    query = Call.in_workspace(workspace_id, Call.recording_path).where(Call.id == call_id)
+    if is_postgres() and database.in_transaction():
+        query = query.for_update()
+    return query.tuples().first()
 
 
 def _call_exists(workspace_id: str, call_id: str, *, lock: bool = False) -> None:

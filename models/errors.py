@@ -48,3 +48,7 @@ class Unavailable(DomainError):
     def __init__(self, message: str, *, retry_after_s: int):
         super().__init__(message, headers={"Retry-After": str(retry_after_s)})
         self.retry_after_s = retry_after_s
+
+
+class UnsupportedMediaType(DomainError):
+    status = 415

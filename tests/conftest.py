@@ -244,9 +244,18 @@ class Platform:
         return actor.with_secret(self.create_key(actor, **body)["key"])
 
 
+@pytest.fixture(scope="session")
+def converted_model(tmp_path_factory) -> Path:
+    """The bundled speech model, converted once per test run (the speech tests, transcription)."""
+    from stt.models import available_models, prepare
+    data_dir = tmp_path_factory.mktemp("models")
+    return prepare(available_models(data_dir)["svc-stt"])
+
+
 def make_settings(database_url: str, tmp_path, **overrides):
+    """Settings for an app in a test: no transcription threads unless the test asks for them."""
     from core.settings import Settings
-    return Settings(database_url=database_url, data_dir=str(tmp_path), **overrides)
+    return Settings(database_url=database_url, data_dir=str(tmp_path), **{"transcription_workers": 0, **overrides})
 
 
 @pytest.fixture
@@ -323,7 +332,8 @@ def wait_until_ready(url: str, seconds: float) -> None:
 def start_server(tmp_path, **env_overrides) -> LiveServer:
     port = free_port()
     env = {**os.environ, "HOST": "127.0.0.1", "API_PORT": str(port), "DATA_DIR": str(tmp_path / "data"),
-           "LOG_LEVEL": "WARNING", "STT_ENABLED": "false", **{k: str(v) for k, v in env_overrides.items()}}
+           "LOG_LEVEL": "WARNING", "STT_ENABLED": "false", "TRANSCRIPTION_WORKERS": "0",
+           **{k: str(v) for k, v in env_overrides.items()}}
     url = f"http://127.0.0.1:{port}"
     process = spawn("api.serve", env, tmp_path / f"server-{port}.log", url + "/api/v2/openapi.json", 60)
     return LiveServer(url, env, process)

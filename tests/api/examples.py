@@ -3,13 +3,17 @@ tests that cover every operation need no hand-kept list of them."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from api.contract import Operation
+
+# An upload's example (an operation whose body is a file): a real recording.
+UPLOAD_EXAMPLE = (Path(__file__).resolve().parent.parent / "fixtures" / "jfk.wav").read_bytes()
 
 
 def example_request(op: Operation, workspace_id: str, *, largest_body: bool = False,
                     overrides: dict | None = None) -> tuple[str, dict, object]:
-    """The operation's path, query and JSON body from the contract's examples, acting in
+    """The operation's path, query and body from the contract's examples (UPLOAD_EXAMPLE for a file), acting in
     ``workspace_id``; the first body example, or with ``largest_body`` the one with most fields.
     ``overrides`` replaces the examples of the parameters it names."""
     path, query, overrides = op.path, {}, overrides or {}
@@ -26,10 +30,21 @@ def example_request(op: Operation, workspace_id: str, *, largest_body: bool = Fa
         else:
             query[parameter["name"]] = str(value)
     body = None
-    if "requestBody" in op.spec:
+    if op.streams_body:
+        body = UPLOAD_EXAMPLE
+    elif "requestBody" in op.spec:
         examples = [e["value"] for e in op.spec["requestBody"]["content"]["application/json"]["examples"].values()]
         body = max(examples, key=lambda value: len(json.dumps(value))) if largest_body else examples[0]
     return path, query, body
+
+
+def encoded(op: Operation, body) -> tuple[bytes | None, dict]:
+    """A body from example_request as sent: JSON, or an upload's file as audio/wav."""
+    if body is None:
+        return None, {}
+    if op.streams_body:
+        return body, {"Content-Type": "audio/wav"}
+    return json.dumps(body).encode(), {"Content-Type": "application/json"}  # ASCII escapes
 
 
 def example_path_params(op: Operation) -> dict[str, str]:

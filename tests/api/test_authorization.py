@@ -11,7 +11,7 @@ import pytest
 
 from api.contract import Operation, operations
 from tests import factories
-from tests.api.examples import example_path_params, example_request
+from tests.api.examples import encoded, example_path_params, example_request
 
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]
@@ -21,7 +21,9 @@ WORKSPACE_OPERATIONS = [o for o in OPERATIONS if o.permission_rule.permissions]
 def request(platform, headers, workspace_id, op: Operation, overrides: dict | None = None):
     """The operation with the contract's example values, acting in ``workspace_id``."""
     path, params, body = example_request(op, workspace_id, overrides=overrides)
-    return platform.client.request(op.method.upper(), "/api/v2" + path, params=params, json=body, headers=headers)
+    content, content_headers = encoded(op, body)
+    return platform.client.request(op.method.upper(), "/api/v2" + path, params=params, content=content,
+                                   headers={**content_headers, **headers})
 
 
 def bad_credentials(platform, owner):

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from api.contract import operations
+from tests.conftest import ROOT
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 MIN_WALKS, WALKS_PER_LINK = 20, 3
@@ -73,7 +74,8 @@ def schemathesis(live_server, env, work: Path, name: str, phases: str, *filters:
 def test_schemathesis_finds_no_failures(live_server, tmp_path):
     owner = live_server.admin("bootstrap", "--workspace", "w", "--email", "a@example.com")
     env = {**os.environ, "TEST_API_TOKEN": owner["token"], "TEST_WORKSPACE_ID": owner["workspaceId"],
-           "TEST_USER_ID": owner["userId"]}
+           "TEST_USER_ID": owner["userId"], "SCHEMATHESIS_HOOKS": "tests.openapi.schemathesis_hooks",
+           "PYTHONPATH": str(ROOT)}
     summary, output = schemathesis(live_server, env, tmp_path, "generated", "examples,coverage,fuzzing")
     # A clean exit proves little if the requests never got past authorization or creation.
     assert summary["operations"]["tested"] == summary["operations"]["total"] == len(operations()), output

@@ -14,13 +14,6 @@ FIXTURES = ROOT / "tests" / "fixtures"
 JFK = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
 
 
-@pytest.fixture(scope="session")
-def converted_model(tmp_path_factory) -> Path:
-    from stt.models import available_models, prepare
-    data_dir = tmp_path_factory.mktemp("models")
-    return prepare(available_models(data_dir)["svc-stt"])
-
-
 @dataclass
 class SttServer(LiveServer):
     token: str

@@ -1,0 +1,136 @@
+"""Threads of an API process that transcribe uploaded call recordings (models.transcription).
+
+Each thread claims a due job, transcribes the call's file with the project's own engine (the stt
+package, in this process: no hop through the speech server, whose upload limits are for clients),
+and stores the transcript with word timings on the call. While it works, a timer renews the job's
+lease, so no other process takes it; if this process dies, the lease runs out and another does.
+A file the engine cannot decode fails at once with the engine's reason; any other fault is
+retried (models.transcription.MAX_ATTEMPTS). The model loads on the first job, not at start-up.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from core.settings import Settings
+from models import transcription
+from models.db import session
+
+log = logging.getLogger("api.transcription")
+# How often an idle thread looks for a job.
+POLL_S = 1.0
+# The longest recording transcribed: a call of four hours. The file is decoded and transcribed
+# about 30 s at a time (stt.passes), so its length bounds the time a job takes, not its memory.
+MAX_RECORDING_SECONDS = 4 * 3600.0
+
+
+class TranscriptionWorkers:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._engine = None
+        self._engine_lock = threading.Lock()
+
+    def start(self) -> None:
+        for n in range(self.settings.transcription_workers):
+            thread = threading.Thread(target=self._run, name=f"transcription-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, wait_s: float = 5.0) -> None:
+        """Claims no more jobs, and waits a little for the threads: a transcription under way that
+        outlasts the wait is left to its lease, and taken again after a restart."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(wait_s / max(1, len(self._threads)))
+
+    def _transcriber(self):
+        with self._engine_lock:
+            if self._engine is None:
+                from stt import Transcriber, default_model_path
+                model = self.settings.stt_model_path or default_model_path(self.settings.data_dir)
+                self._engine = Transcriber(model, n_threads=self.settings.stt_threads,
+                                           instances=max(1, self.settings.transcription_workers))
+            return self._engine
+
+    def _run(self) -> None:
+        lease_s = self.settings.transcription_lease_s
+        while not self._stop.is_set():
+            try:
+                with session():
+                    job = transcription.claim(lease_s)
+            except Exception:  # the database may be away for a while; the job waits in its table
+                log.exception("claiming a transcription job failed")
+                job = None
+            if job is None:
+                self._stop.wait(POLL_S)
+                continue
+            self._work(job, lease_s)
+
+    def _work(self, job: transcription.Claimed, lease_s: float) -> None:
+        from stt import AudioError
+        held = {"job": job}
+        done = threading.Event()
+
+        def keep_lease() -> None:
+            while not done.wait(lease_s / 3):
+                try:
+                    with session():
+                        renewed = transcription.renew(held["job"], lease_s)
+                except Exception:
+                    log.exception("renewing the lease of call %s failed", job.call_id)
+                    continue
+                if renewed is None:
+                    return  # re-uploaded or deleted meanwhile: the outcome will not be stored
+                held["job"] = renewed
+
+        renewer = threading.Thread(target=keep_lease, name=f"lease-{job.call_id}", daemon=True)
+        renewer.start()
+        outcome: tuple = ()
+        try:
+            if not job.path:
+                raise AudioError("the call has no recording file")
+            result = self._transcribe(job.path)
+            words = [{"word": w.word, "start": w.start, "end": w.end, "confidence": round(w.confidence, 4)}
+                     for w in result.words]
+            outcome = ("done", result.text.strip(), words, result.language)
+        except Interrupted:
+            outcome = ("interrupted",)
+        except AudioError as exc:
+            outcome = ("failed", f"The recording could not be transcribed: {exc}.", False)
+        except Exception as exc:
+            log.exception("transcribing the recording of call %s failed", job.call_id)
+            outcome = ("failed", f"Transcription failed ({type(exc).__name__}).", True)
+        finally:
+            done.set()
+            renewer.join()
+        try:
+            with session():
+                if outcome[0] == "interrupted":
+                    transcription.release(held["job"])
+                elif outcome[0] == "done":
+                    transcription.complete(held["job"], text=outcome[1], words=outcome[2], language=outcome[3])
+                else:
+                    transcription.fail(held["job"], outcome[1], retry=outcome[2])
+        except Exception:
+            log.exception("storing the transcription of call %s failed; its lease will run out and it is retried",
+                          job.call_id)
+
+    def _transcribe(self, path: str):
+        from stt.passes import FileTranscription
+        engine = self._transcriber()
+        file = FileTranscription(path, lambda samples, language: engine.transcribe(
+            samples, language=language, word_timestamps=True), max_seconds=MAX_RECORDING_SECONDS)
+        try:
+            while not file.step():
+                if self._stop.is_set():
+                    raise Interrupted()
+            return file.result()
+        finally:
+            file.close()
+
+
+
+class Interrupted(Exception):
+    """The process is stopping: the job goes back to the queue for the next process."""
