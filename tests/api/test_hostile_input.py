@@ -66,8 +66,9 @@ def test_a_control_character_in_any_parameter_is_400_naming_it(platform, op):
         value = owner.workspace_id if name == "workspaceId" else str(parameter.get("example", "1"))
         if isinstance(parameter.get("example"), list):
             value = str(parameter["example"][0])
-        for bad in CONTROL + LINE_BREAKS:
-            for candidate in placed(value, bad):
+        # Each character once, at the start, inside or at the end in turn (as for body strings).
+        for turn, bad in enumerate(CONTROL + LINE_BREAKS):
+            for candidate in placed(value, bad)[turn % 3:turn % 3 + 1]:
                 if parameter["in"] == "path":
                     path = op.path.replace("{" + name + "}", quote(candidate, safe=""))
                     for other in op.parameters:
@@ -132,10 +133,11 @@ def test_a_control_character_or_unpaired_surrogate_in_any_body_string_is_400_nam
     assert fields, f"{op.operation_id}: the body example has no string to attack"
     for where in fields:
         field = ".".join(map(str, where))
-        for bad in CONTROL + SURROGATES:
-            for position in range(3):
-                attacked = replaced(body, where, lambda value, bad=bad, position=position: placed(value, bad)[position])
-                assert_refused(send(platform, op, owner, body=attacked), field)
+        # Each character once, at the start, inside or at the end in turn: every character and
+        # every place is tried for every field, without trying each pair (a third of the requests).
+        for turn, bad in enumerate(CONTROL + SURROGATES):
+            attacked = replaced(body, where, lambda value, bad=bad, turn=turn: placed(value, bad)[turn % 3])
+            assert_refused(send(platform, op, owner, body=attacked), field)
 
 
 @pytest.mark.parametrize("op", BODY_OPERATIONS, ids=[o.operation_id for o in BODY_OPERATIONS])
