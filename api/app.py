@@ -9,7 +9,8 @@ validation with ours (400: api.validation) → one hop to a worker thread, where
 (models.db: on SQLite the thread's own connection, on PostgreSQL one from the pool) serves the
 admission (401, 403, 429: see api.authorization) and then the handler named by the operationId
 (an upload's handler is async: it reads its body on the event loop and hops to threads for SQL).
-The lifespan starts the threads that transcribe uploaded recordings (api.transcription_worker).
+The lifespan starts the threads that transcribe uploaded recordings (api.transcription_worker)
+and those that deliver outbound webhooks (api.webhook_worker).
 A database that cannot serve is answered 503 with Retry-After (models.db ``Unavailable``).
 """
 from __future__ import annotations
@@ -44,6 +45,7 @@ from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
 from .static_paths import StaticPathMethods
 from .transcription_worker import TranscriptionWorkers
+from .webhook_worker import WebhookWorkers
 from .validation import JSONBodyValidator, NamedParameterValidator
 
 # Every path parameter routes as text, whatever its type: connexion's typed route converters would
@@ -120,12 +122,14 @@ def _lifespan(settings: Settings):
     async def lifespan(app):
         # The worker threads every handler hop takes (see Settings.handler_threads).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
-        workers = TranscriptionWorkers(settings)
-        workers.start()
+        workers = [TranscriptionWorkers(settings), WebhookWorkers(settings)]
+        for group in workers:
+            group.start()
         try:
             yield
         finally:
-            await anyio.to_thread.run_sync(workers.stop)
+            for group in workers:
+                await anyio.to_thread.run_sync(group.stop)
 
     return lifespan
 

@@ -90,6 +90,14 @@ class Settings:
     # On SIGTERM: how long in-flight requests and open real-time sessions get to finish.
     shutdown_timeout_s: float = 30.0
     cors_origins: str = ""  # origins whose pages may call either server, comma-separated; none by default
+    # Outbound webhooks: threads per API process that deliver (0: none in this process), an
+    # attempt's total time (connecting: 5 s at most of it), the first retry's mean delay (doubling,
+    # full jitter, capped at an hour), and what receivers may be: http URLs, private addresses.
+    webhook_workers: int = 2
+    webhook_timeout_s: float = 15.0
+    webhook_retry_base_s: float = 5.0
+    webhook_allow_http: bool = False
+    webhook_allow_private_addresses: bool = False
 
     def handler_threads(self) -> int:
         """How many requests of one API process run their handler and SQL at once.
@@ -152,4 +160,10 @@ class Settings:
             shutdown_timeout_s=_float("SHUTDOWN_TIMEOUT_S", cls.shutdown_timeout_s),
             stt_streams_per_credential=_int("STT_STREAMS_PER_CREDENTIAL", cls.stt_streams_per_credential),
             cors_origins=os.environ.get("CORS_ORIGINS", cls.cors_origins),
+            webhook_workers=_int("WEBHOOK_WORKERS", cls.webhook_workers),
+            webhook_timeout_s=_float("WEBHOOK_TIMEOUT_S", cls.webhook_timeout_s),
+            webhook_retry_base_s=_float("WEBHOOK_RETRY_BASE_S", cls.webhook_retry_base_s),
+            webhook_allow_http=_bool("WEBHOOK_ALLOW_HTTP", cls.webhook_allow_http),
+            webhook_allow_private_addresses=_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES",
+                                                  cls.webhook_allow_private_addresses),
         )

@@ -15,9 +15,9 @@ from starlette.responses import FileResponse, MalformedRangeHeader, RangeNotSati
 
 from api.envelope import ok
 from models import recordings
-from models.db import session
 from models.errors import DomainError, InvalidInput
 
+from .offload import in_session
 from .wire import iso
 
 # Written to disk in pieces of this size: one thread hop per MiB, not per network read.
@@ -28,17 +28,10 @@ class RangeOutside(DomainError):
     status = 416
 
 
-async def _in_session(function, /, **kwargs):
-    def run():
-        with session():
-            return function(**kwargs)
-    return await anyio.to_thread.run_sync(run)
-
-
 async def upload_call_recording(callId: str, workspaceId: str):
     request = connexion.request
     content_type = recordings.format_of(request.headers.get("content-type"))
-    await _in_session(recordings.require_call, workspace_id=workspaceId, call_id=callId)
+    await in_session(recordings.require_call, workspace_id=workspaceId, call_id=callId)
     part = await anyio.to_thread.run_sync(recordings.part_file, workspaceId, callId)
     try:
         size = await _receive_to(part, request.stream())
@@ -46,7 +39,7 @@ async def upload_call_recording(callId: str, workspaceId: str):
             raise InvalidInput("The recording is empty: send the audio file as the request body.")
         final = await anyio.to_thread.run_sync(recordings.finish_part, part)
         part = final
-        stored = await _in_session(recordings.attach, workspace_id=workspaceId, call_id=callId, path=final,
+        stored = await in_session(recordings.attach, workspace_id=workspaceId, call_id=callId, path=final,
                                    content_type=content_type, size=size)
     except BaseException:
         part.unlink(missing_ok=True)  # not in a thread: a cancelled request could not await one
@@ -84,7 +77,7 @@ def _write_all(handle, chunks: list[bytes]) -> None:
 
 
 async def get_call_recording(callId: str, workspaceId: str):
-    path, content_type, size = await _in_session(recordings.recording_file, workspace_id=workspaceId, call_id=callId)
+    path, content_type, size = await in_session(recordings.recording_file, workspace_id=workspaceId, call_id=callId)
     response = FileResponse(path, media_type=content_type, stat_result=size)
     if (Range := connexion.request.headers.get("range")) is not None:
         # starlette answers a bad range in plain text; this service answers in its envelope.

@@ -15,7 +15,6 @@ calls, the database reads 50,000 index entries), a keyset does not.
 from __future__ import annotations
 
 import functools
-import inspect
 import zlib
 from datetime import datetime
 from typing import NamedTuple
@@ -40,7 +39,7 @@ from .db import JSONField, database, is_postgres, session, utcnow
 from .errors import Conflict, InvalidInput, NotFound
 from .pagination import Page, PageQuery
 from .scoping import WorkspaceScoped
-from .sql import Statement
+from .sql import Statement, with_parameters
 
 
 class Call(WorkspaceScoped):
@@ -235,7 +234,22 @@ def ingest(report: Report) -> Ingested:
                                             call_type=report.call_type, structured_data=report.structured_data)
         if len(warnings) > (1 if warnings and warnings[0].startswith("agentId") else 0):
             Call.update(ingest_warnings=warnings).where(Call.id == report.call_id).execute()
+        from . import webhook_outbox
+        # The outbound end-of-call-report of each subscription: in this transaction, so that
+        # no call is recorded without its events, nor an event without its call.
+        events = webhook_outbox.enqueue_call(workspace_id=report.workspace_id, call_id=report.call_id,
+                                             payload=_outbound_payload(report))
+    if events:
+        webhook_outbox.notify_enqueued()
     return Ingested(report.call_id, True, warnings)
+
+
+def _outbound_payload(report: Report) -> dict:
+    """What subscriptions receive: the report as it came (fields this service does not know
+    included), with the fields it may have left out as the call was recorded (durationMs)."""
+    recorded = {"callId": report.call_id, "workspaceId": report.workspace_id, "durationMs": report.duration_ms,
+                "startedAt": report.started_at.isoformat() + "Z", "endedAt": report.ended_at.isoformat() + "Z"}
+    return {**recorded, **report.raw, "type": "end-of-call-report"}
 
 
 # Ingest runs on every report, so its inserts are compiled once (models.sql), not built by Peewee
@@ -359,18 +373,7 @@ def _page_query(names: tuple[str, ...], sort_by: str, descending: bool) -> PageQ
         return _filtered(Call.in_workspace(params["workspace_id"], _COUNT), params["workspace_id"],
                          {name: params[name] for name in names})
 
-    return PageQuery(_named(rows, ("workspace_id", "limit", "offset", *names)), _named(total, ("workspace_id", *names)))
-
-
-def _named(function, names):
-    """``function`` declaring the parameters ``names``: Prepared and PageQuery read a builder's
-    parameters from its signature."""
-    def build(**params):
-        return function(**params)
-
-    build.__signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
-    return build
+    return PageQuery(with_parameters(rows, ("workspace_id", "limit", "offset", *names)), with_parameters(total, ("workspace_id", *names)))
 
 
 def _values(f: CallFilter) -> dict:

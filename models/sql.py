@@ -184,3 +184,14 @@ def _converter(column):
 def _timestamp(value):
     """SQLite's stored text ('2026-11-23 10:00:00.123456') or PostgreSQL's datetime, as a datetime."""
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def with_parameters(function: Callable[..., Query], names) -> Callable[..., Query]:
+    """``function(**params)`` declaring the parameters ``names``: Prepared and PageQuery read a
+    builder's parameters from its signature, and a list whose filters vary builds one per set."""
+    def build(**params):
+        return function(**params)
+
+    build.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
+    return build

@@ -253,9 +253,10 @@ def converted_model(tmp_path_factory) -> Path:
 
 
 def make_settings(database_url: str, tmp_path, **overrides):
-    """Settings for an app in a test: no transcription threads unless the test asks for them."""
+    """Settings for an app in a test: no transcription or webhook threads unless the test asks for them."""
     from core.settings import Settings
-    return Settings(database_url=database_url, data_dir=str(tmp_path), **{"transcription_workers": 0, **overrides})
+    return Settings(database_url=database_url, data_dir=str(tmp_path),
+                    **{"transcription_workers": 0, "webhook_workers": 0, **overrides})
 
 
 @pytest.fixture
@@ -332,7 +333,7 @@ def wait_until_ready(url: str, seconds: float) -> None:
 def start_server(tmp_path, **env_overrides) -> LiveServer:
     port = free_port()
     env = {**os.environ, "HOST": "127.0.0.1", "API_PORT": str(port), "DATA_DIR": str(tmp_path / "data"),
-           "LOG_LEVEL": "WARNING", "STT_ENABLED": "false", "TRANSCRIPTION_WORKERS": "0",
+           "LOG_LEVEL": "WARNING", "STT_ENABLED": "false", "TRANSCRIPTION_WORKERS": "0", "WEBHOOK_WORKERS": "0",
            **{k: str(v) for k, v in env_overrides.items()}}
     url = f"http://127.0.0.1:{port}"
     process = spawn("api.serve", env, tmp_path / f"server-{port}.log", url + "/api/v2/openapi.json", 60)

@@ -154,3 +154,14 @@ def insight(actor: Actor, name: str = "score", type: str = "number", enum_values
             held = [f.id for f in agent_fields(workspace_id=actor.workspace_id, agent_id=agent_id)]
             set_agent_fields(workspace_id=actor.workspace_id, agent_id=agent_id, field_ids=held + [field.id])
     return field.id
+
+
+def webhook_subscription(actor: Actor, url: str, events: list[str] = ("end-of-call-report",),
+                         enabled: bool = True) -> tuple[str, str]:
+    """A webhook subscription of the actor's workspace: its id and its signing secret. The URL is
+    checked against the policy the test configured (models.webhook_addresses)."""
+    from models.webhook_subscriptions import create
+    with session():
+        record, secret = create(_principal(actor), workspace_id=actor.workspace_id, url=url, events=list(events),
+                                enabled=enabled)
+    return record.id, secret

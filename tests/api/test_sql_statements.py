@@ -141,3 +141,22 @@ def test_analytics_costs_the_same_whatever_the_fields_calls_and_buckets(platform
     # The fields, their agents; then the series, the value counts and the histogram.
     assert len(count(platform, statements, base, owner)) == ADMISSION + 5
     assert len(count(platform, statements, base + f"&agentId={agent_id}&callType=webCall", owner)) == ADMISSION + 5
+
+
+@pytest.mark.parametrize("events", [1, 30])
+def test_webhook_lists_cost_the_same_whatever_their_size(platform, statements, events):
+    from models import webhook_addresses
+    owner = platform.workspace()
+    webhook_addresses.configure(allow_http=False, allow_private=False)
+    subscription_id = factories.webhook_subscription(owner, "https://hooks.example.com/calls")[0]
+    for _ in range(events):
+        factories.call(owner)
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total in one statement.
+    assert len(count(platform, statements, f"/api/v2/webhooks/subscriptions?{ws}", owner)) == ADMISSION + 1
+    assert len(count(platform, statements, f"/api/v2/webhooks/events?{ws}", owner)) == ADMISSION + 1
+    filtered = f"/api/v2/webhooks/events?{ws}&subscriptionId={subscription_id}&status=pending"
+    assert len(count(platform, statements, filtered, owner)) == ADMISSION + 1
+    # Attempts: none yet, so whether the subscription exists is asked besides.
+    deliveries = f"/api/v2/webhooks/subscriptions/{subscription_id}/deliveries?{ws}"
+    assert len(count(platform, statements, deliveries, owner)) == ADMISSION + 2

@@ -1,0 +1,97 @@
+"""Threads of an API process that deliver outbound webhook events (models.webhook_outbox).
+
+Each thread claims the most overdue event, POSTs it (api.webhook_delivery) and stores the
+outcome. An idle thread looks for due events every POLL_S, and at once when this process commits
+new events (models.webhook_outbox.on_enqueued); events written by another process or host are
+found at the next poll. The lease a claim holds outlasts any attempt (twice the total timeout
+and a margin), so no event is POSTed by two workers at the same moment; a process that dies
+mid-attempt leaves the event to be taken again when the lease runs out.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from core.settings import Settings
+from models import encryption, webhook_outbox, webhook_subscriptions
+from models.db import session, utcnow
+from models.errors import NotFound
+
+from . import webhook_delivery
+
+log = logging.getLogger("api.webhooks")
+POLL_S = 0.5
+
+
+def lease_s(settings: Settings) -> float:
+    return 2 * settings.webhook_timeout_s + 5
+
+
+def send(job: webhook_outbox.Claimed, settings: Settings) -> webhook_outbox.Outcome | None:
+    """One attempt of ``job``; None if its subscription is gone."""
+    try:
+        with session():
+            url, secrets = webhook_subscriptions.signing_secrets(job.workspace_id, job.subscription_id)
+    except NotFound:
+        return None
+    except encryption.KeyMismatch:
+        log.error("the signing secret of webhook subscription %s does not decrypt: this process's SECRET_KEY is "
+                  "not the one it was made with (every process and host must share it)", job.subscription_id)
+        return webhook_outbox.Outcome(utcnow(), False, None, 0.0, "Not sent: this server cannot decrypt the "
+                                      "subscription's signing secret (its SECRET_KEY differs).", None)
+    return webhook_delivery.post(url, job.event_id, job.payload, secrets, timeout_s=settings.webhook_timeout_s)
+
+
+class WebhookWorkers:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        if not self.settings.webhook_workers:
+            return
+        webhook_outbox.on_enqueued(self._wake.set)
+        for n in range(self.settings.webhook_workers):
+            thread = threading.Thread(target=self._run, name=f"webhooks-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, wait_s: float = 5.0) -> None:
+        """Claims no more events and waits a little: an attempt that outlasts the wait is left to
+        its lease (the event is sent again after a restart; receivers dedup on webhook-id)."""
+        webhook_outbox.forget_listener(self._wake.set)
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(wait_s / max(1, len(self._threads)))
+
+    def _run(self) -> None:
+        lease = lease_s(self.settings)
+        while not self._stop.is_set():
+            try:
+                with session():
+                    job = webhook_outbox.claim(lease)
+            except Exception:  # the database may be away for a while; the events wait in their table
+                log.exception("claiming a webhook event failed")
+                job = None
+            if job is None:
+                self._wake.wait(POLL_S)
+                self._wake.clear()
+                continue
+            self._deliver(job)
+
+    def _deliver(self, job: webhook_outbox.Claimed) -> None:
+        try:
+            outcome = send(job, self.settings)
+            if outcome is None:
+                return
+            with session():
+                status = webhook_outbox.record(job, outcome, retry_base_s=self.settings.webhook_retry_base_s)
+            if not outcome.succeeded:
+                log.info("webhook event %s to subscription %s, attempt %d failed (%s); now %s", job.event_id,
+                         job.subscription_id, job.attempt, outcome.error, status or "taken by another worker")
+        except Exception:
+            log.exception("delivering webhook event %s failed; its lease will run out and it is retried",
+                          job.event_id)

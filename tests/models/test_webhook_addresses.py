@@ -1,0 +1,75 @@
+"""Where outbound webhooks may go (models.webhook_addresses), with the operator's settings off and
+on, and the refusal at delivery time (api.webhook_delivery) of a host that is not public."""
+from __future__ import annotations
+
+import pytest
+
+from api.webhook_delivery import post
+from models import webhook_addresses
+from models.errors import InvalidInput
+from models.webhook_addresses import check_url, refusal
+from tests.webhook_receiver import Receiver
+
+
+@pytest.fixture(autouse=True)
+def default_policy():
+    webhook_addresses.configure(allow_http=False, allow_private=False)
+    yield
+    webhook_addresses.configure(allow_http=False, allow_private=False)
+
+
+@pytest.mark.parametrize("address, reason", [
+    ("127.0.0.1", "loopback"), ("::1", "loopback"), ("10.1.2.3", "private"), ("172.16.0.1", "private"),
+    ("192.168.1.1", "private"), ("169.254.169.254", "link-local"), ("fe80::1", "link-local"),
+    ("fd00:ec2::254", "private"), ("0.0.0.0", "unspecified"), ("224.0.0.1", "multicast"),
+    ("100.64.0.1", "reserved"), ("::ffff:127.0.0.1", "loopback"), ("::ffff:10.0.0.1", "private"),
+])
+def test_addresses_that_are_not_public_are_refused_saying_why(address, reason):
+    assert reason in refusal(address)
+
+
+@pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2606:4700:4700::1111"])
+def test_public_addresses_pass(address):
+    assert refusal(address) is None
+
+
+@pytest.mark.parametrize("url", ["https://127.0.0.1/hook", "https://[::1]/hook", "https://169.254.169.254/latest",
+                                 "https://localhost:8443/hook", "https://api.localhost/hook", "https://10.0.0.5/",
+                                 "https://[::ffff:192.168.0.1]/", "https://localhost./hook"])
+def test_registration_refuses_hosts_that_are_not_public_unless_the_operator_allows_them(url):
+    with pytest.raises(InvalidInput, match="WEBHOOK_ALLOW_PRIVATE_ADDRESSES"):
+        check_url(url)
+    webhook_addresses.configure(allow_http=False, allow_private=True)
+    assert check_url(url) == url
+
+
+def test_http_only_when_the_operator_allows_it():
+    with pytest.raises(InvalidInput, match="WEBHOOK_ALLOW_HTTP"):
+        check_url("http://hooks.example.com/calls")
+    webhook_addresses.configure(allow_http=True, allow_private=False)
+    assert check_url("http://hooks.example.com/calls") == "http://hooks.example.com/calls"
+    assert check_url("https://hooks.example.com/calls") == "https://hooks.example.com/calls"
+
+
+def test_a_name_that_does_not_resolve_yet_is_accepted_and_checked_at_delivery():
+    assert check_url("https://receiver-not-set-up-yet.invalid/hook")
+    outcome = post("https://receiver-not-set-up-yet.invalid/hook", "evt", {"type": "ping"}, ["whsec_" + "A" * 43],
+                   timeout_s=5)
+    assert not outcome.succeeded and outcome.status_code is None and "does not resolve" in outcome.error
+
+
+def test_delivery_refuses_a_private_address_at_send_time_and_sends_nothing():
+    receiver = Receiver()
+    try:
+        # Registered while private addresses were allowed; the operator has since turned it off.
+        webhook_addresses.configure(allow_http=True, allow_private=False)
+        for url in (receiver.url, receiver.url.replace("127.0.0.1", "localhost")):
+            outcome = post(url, "evt", {"type": "ping"}, ["whsec_" + "A" * 43], timeout_s=5)
+            assert not outcome.succeeded and outcome.error.startswith("Not sent:") and "loopback" in outcome.error
+            assert "/hook" not in outcome.error  # no path or query (a token may be there) in the log
+        assert receiver.received == []
+        webhook_addresses.configure(allow_http=True, allow_private=True)
+        assert post(receiver.url, "evt", {"type": "ping"}, ["whsec_" + "A" * 43], timeout_s=5).succeeded
+        assert len(receiver.received) == 1
+    finally:
+        receiver.close()
