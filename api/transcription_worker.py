@@ -16,6 +16,8 @@ from core.settings import Settings
 from models import transcription
 from models.db import session
 
+from .claiming_threads import ClaimingThreads
+
 log = logging.getLogger("api.transcription")
 # How often an idle thread looks for a job.
 POLL_S = 1.0
@@ -24,26 +26,15 @@ POLL_S = 1.0
 MAX_RECORDING_SECONDS = 4 * 3600.0
 
 
-class TranscriptionWorkers:
+class TranscriptionWorkers(ClaimingThreads):
     def __init__(self, settings: Settings) -> None:
+        super().__init__(settings.transcription_workers, "transcription", POLL_S, log)
         self.settings = settings
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
         self._engine = None
         self._engine_lock = threading.Lock()
 
-    def start(self) -> None:
-        for n in range(self.settings.transcription_workers):
-            thread = threading.Thread(target=self._run, name=f"transcription-{n}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def stop(self, wait_s: float = 5.0) -> None:
-        """Claims no more jobs, and waits a little for the threads: a transcription under way that
-        outlasts the wait is left to its lease, and taken again after a restart."""
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(wait_s / max(1, len(self._threads)))
+    def claim(self) -> transcription.Claimed | None:
+        return transcription.claim(self.settings.transcription_lease_s)
 
     def _transcriber(self):
         with self._engine_lock:
@@ -54,21 +45,8 @@ class TranscriptionWorkers:
                                            instances=max(1, self.settings.transcription_workers))
             return self._engine
 
-    def _run(self) -> None:
+    def work(self, job: transcription.Claimed) -> None:
         lease_s = self.settings.transcription_lease_s
-        while not self._stop.is_set():
-            try:
-                with session():
-                    job = transcription.claim(lease_s)
-            except Exception:  # the database may be away for a while; the job waits in its table
-                log.exception("claiming a transcription job failed")
-                job = None
-            if job is None:
-                self._stop.wait(POLL_S)
-                continue
-            self._work(job, lease_s)
-
-    def _work(self, job: transcription.Claimed, lease_s: float) -> None:
         from stt import AudioError
         held = {"job": job}
         done = threading.Event()
@@ -124,7 +102,7 @@ class TranscriptionWorkers:
             samples, language=language, word_timestamps=True), max_seconds=MAX_RECORDING_SECONDS)
         try:
             while not file.step():
-                if self._stop.is_set():
+                if self.stopping:
                     raise Interrupted()
             return file.result()
         finally:

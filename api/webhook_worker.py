@@ -10,7 +10,6 @@ mid-attempt leaves the event to be taken again when the lease runs out.
 from __future__ import annotations
 
 import logging
-import threading
 
 from core.settings import Settings
 from models import encryption, webhook_outbox, webhook_subscriptions
@@ -18,16 +17,18 @@ from models.db import session, utcnow
 from models.errors import NotFound
 
 from . import webhook_delivery
+from .claiming_threads import ClaimingThreads
 
 log = logging.getLogger("api.webhooks")
 POLL_S = 0.5
 
 
-def lease_s(settings: Settings) -> float:
-    return 2 * settings.webhook_timeout_s + 5
+def lease_s(timeout_s: float) -> float:
+    """A claim's lease: longer than any attempt of ``timeout_s`` can last, with a margin."""
+    return 2 * timeout_s + 5
 
 
-def send(job: webhook_outbox.Claimed, settings: Settings) -> webhook_outbox.Outcome | None:
+def send(job: webhook_outbox.Claimed, timeout_s: float) -> webhook_outbox.Outcome | None:
     """One attempt of ``job``; None if its subscription is gone."""
     try:
         with session():
@@ -39,52 +40,31 @@ def send(job: webhook_outbox.Claimed, settings: Settings) -> webhook_outbox.Outc
                   "not the one it was made with (every process and host must share it)", job.subscription_id)
         return webhook_outbox.Outcome(utcnow(), False, None, 0.0, "Not sent: this server cannot decrypt the "
                                       "subscription's signing secret (its SECRET_KEY differs).", None)
-    return webhook_delivery.post(url, job.event_id, job.payload, secrets, timeout_s=settings.webhook_timeout_s)
+    return webhook_delivery.post(url, job.event_id, job.payload, secrets, timeout_s=timeout_s)
 
 
-class WebhookWorkers:
+class WebhookWorkers(ClaimingThreads):
     def __init__(self, settings: Settings) -> None:
+        super().__init__(settings.webhook_workers, "webhooks", POLL_S, log)
         self.settings = settings
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
-        if not self.settings.webhook_workers:
-            return
-        webhook_outbox.on_enqueued(self._wake.set)
-        for n in range(self.settings.webhook_workers):
-            thread = threading.Thread(target=self._run, name=f"webhooks-{n}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        if self.count:
+            webhook_outbox.on_enqueued(self.wake)
+            super().start()
 
     def stop(self, wait_s: float = 5.0) -> None:
-        """Claims no more events and waits a little: an attempt that outlasts the wait is left to
-        its lease (the event is sent again after a restart; receivers dedup on webhook-id)."""
-        webhook_outbox.forget_listener(self._wake.set)
-        self._stop.set()
-        self._wake.set()
-        for thread in self._threads:
-            thread.join(wait_s / max(1, len(self._threads)))
+        """An attempt that outlasts the wait is sent again after a restart (receivers dedup on
+        webhook-id)."""
+        webhook_outbox.forget_listener(self.wake)
+        super().stop(wait_s)
 
-    def _run(self) -> None:
-        lease = lease_s(self.settings)
-        while not self._stop.is_set():
-            try:
-                with session():
-                    job = webhook_outbox.claim(lease)
-            except Exception:  # the database may be away for a while; the events wait in their table
-                log.exception("claiming a webhook event failed")
-                job = None
-            if job is None:
-                self._wake.wait(POLL_S)
-                self._wake.clear()
-                continue
-            self._deliver(job)
+    def claim(self) -> webhook_outbox.Claimed | None:
+        return webhook_outbox.claim(lease_s(self.settings.webhook_timeout_s))
 
-    def _deliver(self, job: webhook_outbox.Claimed) -> None:
+    def work(self, job: webhook_outbox.Claimed) -> None:
         try:
-            outcome = send(job, self.settings)
+            outcome = send(job, self.settings.webhook_timeout_s)
             if outcome is None:
                 return
             with session():

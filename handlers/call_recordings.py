@@ -14,7 +14,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import FileResponse, MalformedRangeHeader, RangeNotSatisfiable
 
 from api.envelope import ok
-from models import recordings
+from models import calls, recordings
 from models.errors import DomainError, InvalidInput
 
 from .offload import in_session
@@ -31,7 +31,7 @@ class RangeOutside(DomainError):
 async def upload_call_recording(callId: str, workspaceId: str):
     request = connexion.request
     content_type = recordings.format_of(request.headers.get("content-type"))
-    await in_session(recordings.require_call, workspace_id=workspaceId, call_id=callId)
+    await in_session(calls.require_call, workspace_id=workspaceId, call_id=callId)
     part = await anyio.to_thread.run_sync(recordings.part_file, workspaceId, callId)
     try:
         size = await _receive_to(part, request.stream())

@@ -43,5 +43,4 @@ def list_webhook_event_deliveries(workspaceId: str, eventId: str, limit: int = 2
 
 def redeliver_webhook_event(workspaceId: str, eventId: str):
     event = webhook_outbox.redeliver(workspace_id=workspaceId, event_id=eventId)
-    webhook_outbox.notify_enqueued()
     return ok({"event": event_shape(event)}, "The event is due for delivery now")

@@ -494,7 +494,9 @@ def recording_path(workspace_id: str, call_id: str) -> tuple[str | None] | None:
     return query.tuples().first()
 
 
-def _call_exists(workspace_id: str, call_id: str, *, lock: bool = False) -> None:
+def require_call(workspace_id: str, call_id: str, *, lock: bool = False) -> None:
+    """NotFound unless the workspace has the call; ``lock``: the row is locked (PostgreSQL) until the
+    transaction ends."""
     query = Call.in_workspace(workspace_id, Call.id).where(Call.id == call_id)
     if lock and is_postgres():
         query = query.for_update()
@@ -507,7 +509,7 @@ def add_tag(*, workspace_id: str, call_id: str, name: str) -> tuple[list[str], b
     call's tags and whether this one is new."""
     name = tag_name(name)
     with database.atomic():
-        _call_exists(workspace_id, call_id, lock=True)
+        require_call(workspace_id, call_id, lock=True)
         added = database.execute(CallTag.insert(workspace=workspace_id, call=call_id, name=name,
                                                 name_key=name.lower(), created_at=utcnow())
                                  .on_conflict_ignore()).rowcount
@@ -515,7 +517,7 @@ def add_tag(*, workspace_id: str, call_id: str, name: str) -> tuple[list[str], b
 
 
 def list_tags(*, workspace_id: str, call_id: str) -> list[str]:
-    _call_exists(workspace_id, call_id)
+    require_call(workspace_id, call_id)
     return tags_by_call(workspace_id, [call_id]).get(call_id, [])
 
 
@@ -523,7 +525,7 @@ def remove_tag(*, workspace_id: str, call_id: str, name: str) -> str:
     """Remove the tag ``name`` (any case) from the call; returns the name as the call had it."""
     key = tag_name(name).lower()
     with database.atomic():
-        _call_exists(workspace_id, call_id)
+        require_call(workspace_id, call_id)
         row = CallTag.in_workspace(workspace_id, CallTag.id, CallTag.name).where(
             (CallTag.call == call_id) & (CallTag.name_key == key)).tuples().first()
         if row is None:

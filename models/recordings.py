@@ -56,11 +56,6 @@ def format_of(content_type: str | None) -> str:
     return media
 
 
-def require_call(workspace_id: str, call_id: str) -> None:
-    if not Call.in_workspace(workspace_id, Call.id).where(Call.id == call_id).exists():
-        raise NotFound(f"No call {call_id} in this workspace.")
-
-
 def part_file(workspace_id: str, call_id: str) -> Path:
     """Where an upload is written until it is whole: a name no other upload takes."""
     return _directory(workspace_id) / f"{call_id}.{secrets.token_hex(6)}.part"

@@ -45,9 +45,17 @@ class Refused(Exception):
     """The host is, or resolves to, an address the policy refuses; the message says which."""
 
 
+def _literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address ``host`` writes literally ([::1], fe80::1%eth0, 10.0.0.5), or None for a name."""
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return None
+
+
 def refusal(address: str) -> str | None:
     """Why ``address`` (an IP address) is not a public one, or None if it is."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    ip = _literal(address)
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     if ip.is_loopback:
@@ -100,11 +108,8 @@ def check_url(url: str, field: str = "url", *, resolve_timeout_s: float = 2.0) -
 
 
 def _valid_host(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    if _literal(host) is not None:
         return True
-    except ValueError:
-        pass
     try:
         encoded = host.rstrip(".").encode("idna")
     except UnicodeError:
@@ -116,10 +121,10 @@ def addresses(host: str, port: int, timeout_s: float) -> list[str]:
     """The addresses ``host`` resolves to, every one of which the policy allows; Refused naming
     the first that it does not; OSError if the name does not resolve within ``timeout_s``."""
     host = host.strip("[]")
-    try:
-        found = [str(ipaddress.ip_address(host.split("%", 1)[0]))]
-        name = None
-    except ValueError:
+    literal, name = _literal(host), None
+    if literal is not None:
+        found = [str(literal)]
+    else:
         name = host.rstrip(".").lower()
         if name == "localhost" or name.endswith(".localhost"):
             found = ["127.0.0.1"]

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from peewee import AutoField, BooleanField, CharField, DateTimeField, DoubleField, ForeignKeyField, IntegerField, \
-    TextField, fn
+    IntegrityError, TextField, fn
 
 from .calls import Call
 from .db import JSONField, database, is_postgres, utcnow
@@ -165,8 +165,15 @@ def notify_enqueued() -> None:
         callback()
 
 
-_SUBSCRIBERS = Prepared(lambda workspace_id: WebhookSubscription.in_workspace(
-    workspace_id, WebhookSubscription.id, WebhookSubscription.events).where(WebhookSubscription.enabled == True))  # noqa: E712
+def _subscribers(workspace_id):
+    query = WebhookSubscription.in_workspace(workspace_id, WebhookSubscription.id, WebhookSubscription.events).where(
+        WebhookSubscription.enabled == True)  # noqa: E712
+    # The lock the events' foreign key takes anyway, taken at the read: a subscription deleted
+    # between this read and the insert would otherwise fail the ingest. The delete waits instead.
+    return query.for_update("FOR KEY SHARE") if is_postgres() else query
+
+
+_SUBSCRIBERS = Prepared(_subscribers)
 
 
 class _Subscriber(NamedTuple):
@@ -197,10 +204,14 @@ def start_ping(*, workspace_id: str, subscription_id: str, lease_s: float, now: 
         raise NotFound(f"No webhook subscription {subscription_id} in this workspace.")
     payload = {"type": "ping", "subscriptionId": subscription_id, "workspaceId": workspace_id}
     event_id = new_id()
-    with database.atomic():
-        WebhookEvent.insert(id=event_id, workspace=workspace_id, subscription=subscription_id, event_type="ping",
-                            payload=payload, status="pending", attempts=1, next_attempt_at=now + timedelta(seconds=lease_s),
-                            lease_until=now + timedelta(seconds=lease_s), give_up_at=now, created_at=now).execute()
+    try:
+        with database.atomic():
+            WebhookEvent.insert(id=event_id, workspace=workspace_id, subscription=subscription_id, event_type="ping",
+                                payload=payload, status="pending", attempts=1,
+                                next_attempt_at=now + timedelta(seconds=lease_s),
+                                lease_until=now + timedelta(seconds=lease_s), give_up_at=now, created_at=now).execute()
+    except IntegrityError:  # deleted since the check
+        raise NotFound(f"No webhook subscription {subscription_id} in this workspace.") from None
     return Claimed(event_id, workspace_id, subscription_id, "ping", payload, 1, now)
 
 
@@ -224,8 +235,8 @@ def claim(lease_s: float, now: datetime | None = None) -> Claimed | None:
             (until, until, now)).fetchone()
     if row is None:
         return None
-    give_up_at = row[6] if isinstance(row[6], datetime) else WebhookEvent.give_up_at.python_value(row[6])
-    return Claimed(row[0], row[1], row[2], row[3], WebhookEvent.payload.python_value(row[4]), row[5], give_up_at)
+    return Claimed(row[0], row[1], row[2], row[3], WebhookEvent.payload.python_value(row[4]), row[5],
+                   WebhookEvent.give_up_at.python_value(row[6]))
 
 
 def backoff_s(failures: int, base_s: float, rng: random.Random | None = None) -> float:
@@ -314,6 +325,7 @@ def redeliver(*, workspace_id: str, event_id: str, now: datetime | None = None) 
         under_way = row.lease_until is not None and row.lease_until > now
         E.update(status="pending", give_up_at=now + timedelta(seconds=RETRY_WINDOW_S),
                  **({} if under_way else {"next_attempt_at": now, "lease_until": None})).where(E.id == event_id).execute()
+    notify_enqueued()
     return get_event(workspace_id=workspace_id, event_id=event_id).event
 
 
@@ -324,7 +336,6 @@ _EVENT_COLUMNS = (_E.id, _E.workspace, _E.subscription, _E.event_type, _E.call, 
                   _E.next_attempt_at, _E.give_up_at, _E.last_error, _E.created_at, _E.delivered_at)
 _ATTEMPT_COLUMNS = (_A.id, _A.event, _A.subscription, _A.attempt, _A.started_at, _A.succeeded, _A.status_code,
                     _A.latency_ms, _A.error, _A.response_body)
-EVENT_FILTERS = ("subscription_id", "status", "call_id")
 _FILTER_COLUMNS = {"subscription_id": _E.subscription, "status": _E.status, "call_id": _E.call}
 
 
@@ -353,20 +364,8 @@ def list_events(*, workspace_id: str, limit: int, offset: int, subscription_id: 
                                             **values)
 
 
-class _Detail(NamedTuple):
-    id: str
-    workspace_id: str
-    subscription_id: str
-    event_type: str
-    call_id: str | None
-    status: str
-    attempts: int
-    next_attempt_at: datetime | None
-    give_up_at: datetime
-    last_error: str | None
-    created_at: datetime
-    delivered_at: datetime | None
-    payload: dict
+# An event's columns and its payload, as one read selects them.
+_Detail = NamedTuple("_Detail", [*EventRecord.__annotations__.items(), ("payload", dict)])
 
 
 _EVENT = Prepared(lambda workspace_id, event_id: _E.in_workspace(workspace_id, *_EVENT_COLUMNS, _E.payload)

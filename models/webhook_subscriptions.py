@@ -24,14 +24,13 @@ from .identity import Workspace, new_id
 from .pagination import Page, PageQuery
 from .principal import Principal
 from .scoping import WorkspaceScoped
-from .signing_secrets import new_signing_secret
+# The inbound signing secrets' grace periods: one convention for both directions.
+from .signing_secrets import DEFAULT_GRACE_S, MAX_GRACE_S, new_signing_secret
 from .sql import Prepared
 from .webhook_addresses import check_url
 
 EVENT_TYPES = ("end-of-call-report",)
 MAX_PER_WORKSPACE = 100
-MAX_GRACE_S = 7 * 24 * 3600
-DEFAULT_GRACE_S = 24 * 3600
 FAILING_DISABLE_S = 24 * 3600
 
 
@@ -132,12 +131,14 @@ def update(*, workspace_id: str, subscription_id: str, url: str | None = None, e
         changes["enabled"] = enabled
         if enabled:  # a fresh start: the failures that disabled it are behind
             changes.update(disabled_reason=None, failing_since=None)
-    from .webhook_outbox import pause, resume
+    from .webhook_outbox import notify_enqueued, pause, resume
     with database.atomic():
         if not _S.update(**changes).where((_S.workspace == workspace_id) & (_S.id == subscription_id)).execute():
             raise NotFound(f"No webhook subscription {subscription_id} in this workspace.")
         if enabled is not None:
             (resume if enabled else pause)(subscription_id)
+    if enabled:
+        notify_enqueued()  # its paused events are due now
     return get(workspace_id=workspace_id, subscription_id=subscription_id)
 
 

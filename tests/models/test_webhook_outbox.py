@@ -168,3 +168,32 @@ def test_an_events_workspace_scopes_every_read(owner):
             webhook_outbox.get_event(workspace_id=stranger.workspace_id, event_id=event.id)
         with pytest.raises(Exception, match="No webhook event"):
             webhook_outbox.redeliver(workspace_id=stranger.workspace_id, event_id=event.id)
+
+
+def test_a_subscription_deleted_while_a_call_is_recorded_neither_fails_the_ingest_nor_leaves_an_event(
+        owner, monkeypatch):
+    """The delete lands between the ingest's read of the subscriptions and its insert of their
+    events: it waits for the ingest's commit, and then takes the new event with it."""
+    import threading
+    sub = subscription(owner)
+    read = webhook_outbox._SUBSCRIBERS.records
+    deleted = threading.Event()
+
+    def read_then_delete(*args, **kwargs):
+        rows = read(*args, **kwargs)
+
+        def delete():
+            with session():
+                webhook_subscriptions.delete(workspace_id=owner.workspace_id, subscription_id=sub)
+            deleted.set()
+
+        threading.Thread(target=delete, daemon=True).start()
+        deleted.wait(1.0)  # the delete waits for this transaction; without a lock it would be done
+        return rows
+
+    monkeypatch.setattr(webhook_outbox._SUBSCRIBERS, "records", read_then_delete)
+    call_id = factories.call(owner)
+    assert deleted.wait(15), "the delete never finished"
+    with session():
+        assert webhook_outbox.list_events(workspace_id=owner.workspace_id, limit=10, offset=0).total == 0
+        assert webhook_outbox.WebhookEvent.select().where(webhook_outbox.WebhookEvent.call == call_id).count() == 0

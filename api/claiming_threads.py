@@ -1,0 +1,64 @@
+"""Threads of an API process that take durable jobs from a table, one at a time.
+
+Each thread claims a due job (the claim leases it, in the database, so no other thread or process
+takes it), works on it, and claims again; with none due it waits ``poll_s``, or less when
+``wake()`` says new jobs were committed in this process. A failed claim (the database away for a
+while) is logged and tried again at the next poll: the jobs wait in their table. Stopping claims
+no more jobs and waits a little for the threads; a job under way that outlasts the wait is left
+to its lease and taken again after a restart.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from models.db import session
+
+
+class ClaimingThreads:
+    """``claim()`` (in a database session) and ``work(job)`` are the subclass's."""
+
+    def __init__(self, count: int, name: str, poll_s: float, log: logging.Logger) -> None:
+        self.count, self.name, self.poll_s, self.log = count, name, poll_s, log
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def claim(self):
+        raise NotImplementedError
+
+    def work(self, job) -> None:
+        raise NotImplementedError
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        for n in range(self.count):
+            thread = threading.Thread(target=self._run, name=f"{self.name}-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, wait_s: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(wait_s / max(1, len(self._threads)))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with session():
+                    job = self.claim()
+            except Exception:
+                self.log.exception("claiming a %s job failed", self.name)
+                job = None
+            if job is None:
+                self._wake.wait(self.poll_s)
+                self._wake.clear()
+                continue
+            self.work(job)
