@@ -21,7 +21,6 @@ import inspect
 from importlib import import_module
 
 import anyio.to_thread
-
 from connexion import AsyncApp, context
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import ProblemException
@@ -38,15 +37,17 @@ from models.db import session
 from models.errors import DomainError
 
 from . import contract, envelope
+from .audit_trail import AuditedOperation
 from .authorization import ADMISSION, AuthorizationMiddleware
 from .body_limit import BodyLimitMiddleware
 from .cross_origin import cross_origin
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
+from .retention_worker import RetentionWorker
 from .static_paths import StaticPathMethods
 from .transcription_worker import TranscriptionWorkers
-from .webhook_worker import WebhookWorkers
 from .validation import JSONBodyValidator, NamedParameterValidator
+from .webhook_worker import WebhookWorkers
 
 # Every path parameter routes as text, whatever its type: connexion's typed route converters would
 # answer 404 to /insights/abc, where the contract's validation answers 400 naming the parameter.
@@ -64,13 +65,16 @@ class HandlerResolver(Resolver):
     def resolve(self, operation) -> Resolution:
         module = import_module(operation.router_controller)
         handler = getattr(module, contract.handler_name(operation.operation_id))
-        return Resolution(_in_session(handler), operation.operation_id)
+        audited = AuditedOperation(operation.operation_id, operation.method, operation.path,
+                                   operation._operation)
+        return Resolution(_in_session(handler, audited), operation.operation_id)
 
 
-def _in_session(handler):
+def _in_session(handler, audited: AuditedOperation):
+    """The handler after the admission, and, for a change, its audit entry (api.audit_trail)."""
     wants_principal = PRINCIPAL in inspect.signature(handler).parameters
     if inspect.iscoroutinefunction(handler):
-        return _admitted_async(handler, wants_principal)
+        return _admitted_async(handler, wants_principal, audited)
 
     @functools.wraps(handler)
     def call(*args, **kwargs):
@@ -79,26 +83,36 @@ def _in_session(handler):
             principal = admission.run() if admission is not None else None
             if wants_principal:
                 kwargs[PRINCIPAL] = principal
-            return handler(*args, **kwargs)
+            notes = audited.start()
+            returned = handler(*args, **kwargs)
+            audited.finish(notes, principal, kwargs, returned)
+            return returned
 
     return call
 
 
-def _admitted_async(handler, wants_principal: bool):
+def _admitted_async(handler, wants_principal: bool, audited: AuditedOperation):
     """An async handler (one that streams a request body) on the event loop, after the admission
     in a worker thread; it runs its own SQL in worker threads, a session each
-    (handlers/call_recordings.py)."""
+    (handlers/call_recordings.py), and so does its audit entry."""
     def admit():
         admission = context.context.get(ADMISSION)
         with session():
             return admission.run() if admission is not None else None
+
+    def finish(notes, principal, kwargs, returned):
+        with session():
+            audited.finish(notes, principal, kwargs, returned)
 
     @functools.wraps(handler)
     async def call(*args, **kwargs):
         principal = await anyio.to_thread.run_sync(admit)
         if wants_principal:
             kwargs[PRINCIPAL] = principal
-        return await handler(*args, **kwargs)
+        notes = audited.start()
+        returned = await handler(*args, **kwargs)
+        await anyio.to_thread.run_sync(finish, notes, principal, kwargs, returned)
+        return returned
 
     return call
 
@@ -122,7 +136,7 @@ def _lifespan(settings: Settings):
     async def lifespan(app):
         # The worker threads every handler hop takes (see Settings.handler_threads).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
-        workers = [TranscriptionWorkers(settings), WebhookWorkers(settings)]
+        workers = [TranscriptionWorkers(settings), WebhookWorkers(settings), RetentionWorker(settings)]
         for group in workers:
             group.start()
         try:

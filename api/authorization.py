@@ -17,8 +17,8 @@ accepts, in place of a bearer credential, a body signed with the workspace's sig
 handler runs: the middleware keeps a copy of the body as it passes by (within the body limit),
 and the admission verifies that copy.
 
-Every response to a secured operation carries ``Cache-Control: no-store``: it is the caller's own
-(one carries a new key's secret), so no browser or proxy cache may keep it.
+Every response to an operation carries ``Cache-Control: no-store``: it is the caller's own (one
+carries a new key's secret, another a new access token), so no browser or proxy cache may keep it.
 """
 from __future__ import annotations
 
@@ -94,10 +94,10 @@ class AuthorizationOperation:
         self.policy = settings.rate_limit_policy()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self.secured:
+        add_response_headers(NO_STORE)
+        if not self.secured:  # accepting an invitation: its token is the credential
             await self.next_app(scope, receive, send)
             return
-        add_response_headers(NO_STORE)
         permission = self.permission.for_path(scope.get("path_params") or {})
         headers = dict(scope.get("headers") or ())
         if self.signed and b"authorization" not in headers and b"webhook-signature" in headers:

@@ -1,7 +1,7 @@
 """The one start-up sequence of every entry point: logging, the database, the schema."""
 from __future__ import annotations
 
-from models import encryption, recordings, webhook_addresses
+from models import credits, encryption, recordings, webhook_addresses
 from models.db import open_database, session
 from models.migrations import migrate
 
@@ -20,6 +20,9 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     recordings.configure(settings.data_dir)
     webhook_addresses.configure(allow_http=settings.webhook_allow_http,
                                 allow_private=settings.webhook_allow_private_addresses)
+    credits.configure(credits.Prices(call_minute=settings.credits_per_call_minute,
+                                     transcribed_second=settings.credits_per_transcribed_second),
+                      enforced=settings.credits_enforced)
     open_database(settings.database_url, settings.data_dir, settings.db_pool_size, settings.db_pool_timeout_s)
     if migrate_schema:
         with session():

@@ -98,6 +98,13 @@ class Settings:
     webhook_retry_base_s: float = 5.0
     webhook_allow_http: bool = False
     webhook_allow_private_addresses: bool = False
+    # How often each API process purges calls past their workspace's retention (0: never).
+    retention_interval_s: float = 3600.0
+    # Credits: refuse new transcriptions of a workspace whose balance is below zero (402); the
+    # prices of what the service debits (models.credits).
+    credits_enforced: bool = False
+    credits_per_call_minute: int = 1
+    credits_per_transcribed_second: int = 1
 
     def handler_threads(self) -> int:
         """How many requests of one API process run their handler and SQL at once.
@@ -166,4 +173,8 @@ class Settings:
             webhook_allow_http=_bool("WEBHOOK_ALLOW_HTTP", cls.webhook_allow_http),
             webhook_allow_private_addresses=_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES",
                                                   cls.webhook_allow_private_addresses),
+            retention_interval_s=_float("RETENTION_INTERVAL_S", cls.retention_interval_s),
+            credits_enforced=_bool("CREDITS_ENFORCED", cls.credits_enforced),
+            credits_per_call_minute=_int("CREDITS_PER_CALL_MINUTE", cls.credits_per_call_minute),
+            credits_per_transcribed_second=_int("CREDITS_PER_TRANSCRIBED_SECOND", cls.credits_per_transcribed_second),
         )

@@ -10,9 +10,10 @@ from .db import FrozenListField, database, utcnow
 from .errors import Forbidden, InvalidInput, NotFound
 from .identity import Membership, User, new_id
 from .pagination import Page, PageQuery
-from .permissions import ordered, role_permissions, unknown
+from .permissions import ordered, unknown
 from .principal import Principal
 from .rate_limits import Limit, forget
+from .roles import granted_by
 from .scoping import WorkspaceScoped
 from .secrets import API_KEY_PREFIX, digest, new_secret
 from .sql import Prepared
@@ -114,7 +115,7 @@ def create_api_key(
     if owner is None or not owner.user.is_active:
         raise InvalidInput("userId is not an active member of this workspace.")
     # A key can hold neither more than its user's role nor more than the credential creating it.
-    grantable = role_permissions(owner.role) & principal.permissions
+    grantable = granted_by(workspace_id, owner.role) & principal.permissions
     if permissions is None:
         frozen = ordered(grantable)
     else:

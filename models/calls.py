@@ -34,6 +34,7 @@ from peewee import (
     fn,
 )
 
+from . import credits
 from .agents import Agent
 from .db import JSONField, database, is_postgres, session, utcnow
 from .errors import Conflict, InvalidInput, NotFound
@@ -223,6 +224,8 @@ def ingest(report: Report) -> Ingested:
         if not inserted:
             return _redelivered(report)
         _COUNT_CALLS.execute(report.workspace_id, _shard(report.call_id), 1)
+        # Its minutes, debited with the call itself: a redelivery debits nothing (see above).
+        credits.debit_call(workspace_id=report.workspace_id, call_id=report.call_id, duration_ms=report.duration_ms)
         if tags:
             now = _stamp(utcnow())
             _insert_tags(len(tags)).execute(*[value for name in tags for value in
@@ -532,3 +535,43 @@ def remove_tag(*, workspace_id: str, call_id: str, name: str) -> str:
             raise NotFound(f"The call {call_id} has no tag {name.strip()!r}.")
         CallTag.delete().where(CallTag.id == row[0]).execute()
     return row[1]
+
+
+class Purged(NamedTuple):
+    calls: int
+    recordings: int
+    transcripts: int
+
+
+def purge_started_before(*, workspace_id: str, cutoff: datetime, dry_run: bool = False,
+                         batch: int = 500) -> Purged:
+    """Deletes (or, ``dry_run``, counts) the workspace's calls started before ``cutoff``, with
+    everything of them (see ``delete_call``), a batch per transaction so that a large purge holds
+    no lock for long; recording files go after each batch commits."""
+    old = Call.in_workspace(workspace_id).where(Call.started_at < cutoff)
+    if dry_run:
+        calls, recordings, transcripts = old.select(
+            fn.COUNT(Call.id), fn.COUNT(Call.recording_path),
+            fn.COUNT(fn.COALESCE(Call.transcript, Call.transcription_text))).tuples().first()
+        return Purged(calls, recordings, transcripts)
+    totals = Purged(0, 0, 0)
+    while True:
+        with database.atomic():
+            rows = list(old.select(Call.id, Call.recording_path,
+                                   fn.COALESCE(Call.transcript, Call.transcription_text).is_null(False))
+                        .order_by(Call.started_at, Call.id).limit(batch).tuples())
+            if not rows:
+                return totals
+            ids = [row[0] for row in rows]
+            Call.delete().where((Call.workspace == workspace_id) & Call.id.in_(ids)).execute()
+            shards: dict[int, int] = {}
+            for call_id in ids:
+                shards[_shard(call_id)] = shards.get(_shard(call_id), 0) + 1
+            for shard, count in shards.items():
+                _COUNT_CALLS.execute(workspace_id, shard, -count)
+        from .recordings import delete_recording_file
+        for _, path, _ in rows:
+            if path:
+                delete_recording_file(path)
+        totals = Purged(totals.calls + len(rows), totals.recordings + sum(1 for r in rows if r[1]),
+                        totals.transcripts + sum(1 for r in rows if r[2]))

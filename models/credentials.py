@@ -15,28 +15,30 @@ from peewee import DateTimeField
 
 from .db import FrozenListField, utcnow
 from .errors import Forbidden, Unauthenticated
-from .permissions import role_permissions
 from .principal import Principal
 from .rate_limits import Limit
+from .roles import permissions_of
 from .secrets import ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, digest, matches
 from .sql import Statement
 
 _API_KEY = Statement('''
     SELECT k.id, k.workspace_id, k.user_id, k.key_hash, k.is_active, k.expires_at, k.permissions,
-           k.requests_per_minute, k.requests_per_day, u.is_active, m.role
+           k.requests_per_minute, k.requests_per_day, u.is_active, m.role, r.permissions
     FROM api_key k
     JOIN "user" u ON u.id = k.user_id
     LEFT JOIN membership m ON m.workspace_id = k.workspace_id AND m.user_id = k.user_id
+    LEFT JOIN workspace_role r ON r.id = m.role AND r.workspace_id = m.workspace_id
     WHERE k.key_hash = {p}''')
 
 # With a workspace named, the membership in it; without, up to two, to tell "the user's only
 # workspace" from "several, so none is implied".
 _ACCESS_TOKEN = Statement('''
-    SELECT t.id, t.user_id, t.token_hash, t.expires_at, u.is_active, m.workspace_id, m.role
+    SELECT t.id, t.user_id, t.token_hash, t.expires_at, u.is_active, m.workspace_id, m.role, r.permissions
     FROM access_token t
     JOIN "user" u ON u.id = t.user_id
     LEFT JOIN membership m ON m.user_id = t.user_id
         AND (CAST({p} AS VARCHAR(255)) IS NULL OR m.workspace_id = {p})
+    LEFT JOIN workspace_role r ON r.id = m.role AND r.workspace_id = m.workspace_id
     WHERE t.token_hash = {p}
     LIMIT 2''')
 
@@ -66,7 +68,8 @@ def _api_key_principal(secret: str, workspace_id: str | None, now: datetime) -> 
     row = _API_KEY.one(digest(secret))
     if row is None or not matches(secret, row[3]):
         raise Unauthenticated("The API key is not valid: it is unknown or was deleted.")
-    key_id, key_workspace, user_id, _, is_active, expires_at, permissions, per_minute, per_day, user_active, role = row
+    (key_id, key_workspace, user_id, _, is_active, expires_at, permissions, per_minute, per_day, user_active, role,
+     custom) = row
     if not is_active:
         raise Unauthenticated("The API key is inactive.")
     if _TIMESTAMP.python_value(expires_at) <= now:
@@ -79,7 +82,7 @@ def _api_key_principal(secret: str, workspace_id: str | None, now: datetime) -> 
         raise Forbidden("workspaceId does not match the workspace of this API key.")
     return Principal(
         credential_id=key_id, kind="api_key", user_id=user_id, workspace_id=key_workspace,
-        permissions=role_permissions(role) & frozenset(_PERMISSIONS.python_value(permissions)),
+        permissions=_role(role, custom) & frozenset(_PERMISSIONS.python_value(permissions)),
         rate_limit=None if per_minute is None else Limit(per_minute, per_day),
     )
 
@@ -88,7 +91,7 @@ def _access_token_principal(secret: str, workspace_id: str | None, now: datetime
     rows = _ACCESS_TOKEN.all(workspace_id, workspace_id, digest(secret))
     if not rows or not matches(secret, rows[0][2]):
         raise Unauthenticated("The access token is not valid: it is unknown or was revoked.")
-    token_id, user_id, _, expires_at, user_active, member_of, role = rows[0]
+    token_id, user_id, _, expires_at, user_active, member_of, role, custom = rows[0]
     if expires_at is not None and _TIMESTAMP.python_value(expires_at) <= now:
         raise Unauthenticated("The access token has expired.")
     if not user_active:
@@ -100,11 +103,15 @@ def _access_token_principal(secret: str, workspace_id: str | None, now: datetime
         raise Unauthenticated("The user of this access token is not a member of any workspace.")
     if workspace_id is not None or len(rows) == 1:
         # Unnamed, the workspace is the user's only one.
-        workspace_id, permissions = member_of, role_permissions(role)
+        workspace_id, permissions = member_of, _role(role, custom)
     return Principal(
         credential_id=token_id, kind="access_token", user_id=user_id,
         workspace_id=workspace_id, permissions=permissions,
     )
+
+
+def _role(role: str, custom: str | None) -> frozenset[str]:
+    return permissions_of(role, None if custom is None else _PERMISSIONS.python_value(custom))
 
 
 _TOUCH = {

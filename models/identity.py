@@ -4,9 +4,9 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, TextField
+from peewee import BigIntegerField, BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
-from .db import BaseModel, database, utcnow
+from .db import BaseModel, JSONField, database, utcnow
 from .errors import Conflict, InvalidInput
 from .permissions import ROLES
 from .secrets import ACCESS_TOKEN_PREFIX, digest, new_secret
@@ -20,6 +20,13 @@ class Workspace(BaseModel):
     id = CharField(primary_key=True, default=new_id)
     name = TextField()
     created_at = DateTimeField(default=utcnow)
+    # Time zone, default language, webhook and speech defaults (models.workspaces).
+    settings = JSONField(default=dict)
+    # Calls older than this many days are purged (models.retention); None keeps them.
+    data_retention_days = IntegerField(null=True)
+    # The running sum of the workspace's credits ledger (models.credits).
+    credit_balance = BigIntegerField(default=0)
+    updated_at = DateTimeField(null=True)
 
 
 class User(BaseModel):
@@ -35,12 +42,12 @@ class Membership(BaseModel):
     # Indexed by the unique (workspace, user) below.
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="memberships", index=False)
     user = ForeignKeyField(User, on_delete="CASCADE", backref="memberships")
-    # The name of a built-in role (see permissions.ROLES).
+    # The name of a built-in role (see permissions.ROLES) or the id of a custom role (models.roles).
     role = CharField()
     created_at = DateTimeField(default=utcnow)
 
     class Meta:
-        indexes = ((("workspace", "user"), True),)
+        indexes = ((("workspace", "user"), True), (("workspace", "role"), False))
 
 
 class AccessToken(BaseModel):
@@ -48,6 +55,7 @@ class AccessToken(BaseModel):
     user = ForeignKeyField(User, on_delete="CASCADE", backref="access_tokens")
     # SHA-256 of the secret; the secret itself is shown once and never stored.
     token_hash = CharField(unique=True)
+    name = TextField(null=True)
     created_at = DateTimeField(default=utcnow)
     expires_at = DateTimeField(null=True)
     last_used_at = DateTimeField(null=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -112,3 +113,9 @@ def recording_file(*, workspace_id: str, call_id: str) -> tuple[Path, str, os.st
 
 def delete_recording_file(path: str) -> None:
     Path(path).unlink(missing_ok=True)
+
+
+def delete_workspace_files(workspace_id: str) -> None:
+    """A deleted workspace's recordings directory, with whatever is in it (a part file included)."""
+    if _root is not None:
+        shutil.rmtree(_root / workspace_id, ignore_errors=True)

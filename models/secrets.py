@@ -1,4 +1,4 @@
-"""Secret values (access tokens, API keys): made here, stored only as hashes, compared in constant time."""
+"""Secret values (access tokens, API keys, invitation tokens): made here, stored only as hashes, compared in constant time."""
 from __future__ import annotations
 
 import hashlib
@@ -7,6 +7,7 @@ import secrets
 
 ACCESS_TOKEN_PREFIX = "vat_"
 API_KEY_PREFIX = "vak_"
+INVITATION_PREFIX = "vai_"
 
 
 def new_secret(prefix: str) -> str:

@@ -15,6 +15,7 @@ import asyncio
 
 from aiohttp import web
 
+from models import credits
 from models.access import admit, bearer_secret, require
 from models.credentials import authenticate as identify
 from models.db import session
@@ -39,8 +40,11 @@ async def authenticate(request: web.Request, state: State, *, permission: str | 
 
     def run() -> Principal:
         with session():
-            return admit(secret, policy=state.policy, workspace_id=workspace_id, permission=permission,
-                         report=lambda headers: request.__setitem__(_RATE_HEADERS, headers))
+            principal = admit(secret, policy=state.policy, workspace_id=workspace_id, permission=permission,
+                              report=lambda headers: request.__setitem__(_RATE_HEADERS, headers))
+            if permission == TRANSCRIBE:
+                credits.require_credit(principal.workspace_id)  # 402 below zero, when enforced
+            return principal
 
     # admit() queries the database: off the event loop.
     principal = await asyncio.get_running_loop().run_in_executor(None, run)

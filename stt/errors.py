@@ -6,7 +6,7 @@ from aiohttp import web
 from models.errors import DomainError
 
 _DOMAIN = {401: ("invalid_request_error", "invalid_api_key"), 403: ("invalid_request_error", "forbidden"),
-           429: ("requests", "rate_limit_exceeded")}
+           402: ("insufficient_quota", "insufficient_quota"), 429: ("requests", "rate_limit_exceeded")}
 
 
 class ApiError(Exception):

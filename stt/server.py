@@ -42,6 +42,7 @@ from core.settings import Settings
 from models.errors import DomainError
 
 from . import metrics as measured
+from . import usage
 from .audio import (
     SUPPORTED_FORMATS,
     AudioError,
@@ -136,12 +137,13 @@ async def _answer_and_close(request: web.Request, response: web.StreamResponse) 
 
 async def transcriptions(request: web.Request) -> web.StreamResponse:
     state: State = request.app[STATE]
-    await authenticate(request, state)
+    principal = await authenticate(request, state)
     form = await _read_form(request, state.settings)
     job = _job(form, state)
     with _admitted(state):
         result = await _transcribe(request, state, job)
     measured.transcribed(result.duration, result.inference_seconds)
+    await usage.debit(principal, result.duration, "file")
     return _render(result, job["response_format"])
 
 

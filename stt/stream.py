@@ -37,6 +37,7 @@ from aiohttp import WSMsgType, web
 
 from models.errors import DomainError
 
+from . import usage
 from .auth import authenticate, recheck
 from .resample import MAX_RATE, MIN_RATE, PcmStream
 from .state import STATE, State
@@ -87,6 +88,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
             await _serve(session)
         finally:
             state.sessions.discard(session)
+            await usage.debit(principal, session.clock.audio_seconds, "stream")
         return ws
     finally:
         if admitted:

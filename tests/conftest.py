@@ -38,6 +38,26 @@ def skip_or_fail(reason: str):
     pytest.skip(reason)
 
 
+# --- slow suites ----------------------------------------------------------------------------
+
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true",
+                     help="also run the tests marked slow (real-time streaming, soak); run them before "
+                          "calling a change done")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Slow tests are deselected, not skipped, by default: REQUIRE_ALL_TESTS=1 fails every skip, and
+    a deselected test is a choice of the run, not a missing prerequisite. The summary says how many."""
+    if config.getoption("--run-slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        config.hook.pytest_deselected(items=slow)
+        config._slow_deselected = len(slow)
+
+
 # --- what a run did not test -----------------------------------------------------------------
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -62,6 +82,9 @@ def pytest_terminal_summary(terminalreporter):
     machine without PostgreSQL or Chromium is not taken for a full pass. The outermost wrapper,
     so these are the last lines before the counts."""
     result = yield
+    slow = getattr(terminalreporter.config, "_slow_deselected", 0)
+    if slow:
+        terminalreporter.line(f"{slow} tests marked slow were deselected: scripts/test --run-slow runs them too")
     reasons = Counter(_skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
     if reasons:
         total = sum(reasons.values())
@@ -256,7 +279,7 @@ def make_settings(database_url: str, tmp_path, **overrides):
     """Settings for an app in a test: no transcription or webhook threads unless the test asks for them."""
     from core.settings import Settings
     return Settings(database_url=database_url, data_dir=str(tmp_path),
-                    **{"transcription_workers": 0, "webhook_workers": 0, **overrides})
+                    **{"transcription_workers": 0, "webhook_workers": 0, "retention_interval_s": 0, **overrides})
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ def test_the_answer_carrying_a_new_secret_is_not_stored(platform):
 
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=[o.operation_id for o in OPERATIONS])
-def test_every_answer_of_a_secured_operation_is_not_stored_errors_included(platform, op):
+def test_every_answer_of_an_operation_is_not_stored_errors_included(platform, op):
     owner = platform.workspace()
     for headers in (owner.headers, {"Authorization": "Bearer vak_unknown"}, {}):
         r = call(platform, op, headers)

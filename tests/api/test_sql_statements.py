@@ -160,3 +160,25 @@ def test_webhook_lists_cost_the_same_whatever_their_size(platform, statements, e
     # Attempts: none yet, so whether the subscription exists is asked besides.
     deliveries = f"/api/v2/webhooks/subscriptions/{subscription_id}/deliveries?{ws}"
     assert len(count(platform, statements, deliveries, owner)) == ADMISSION + 2
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_workspace_administration_lists_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    for i in range(rows):
+        factories.member(owner, "viewer")
+        factories.call(owner)  # a debit in the ledger
+        platform.client.post(f"/api/v2/invitations?workspaceId={owner.workspace_id}", headers=owner.headers,
+                             json={"email": f"invitee-{i}@example.com", "role": "member"})  # and an audit entry
+        platform.client.post(f"/api/v2/roles?workspaceId={owner.workspace_id}", headers=owner.headers,
+                             json={"name": f"role {i}", "permissions": ["calls:read"]})
+        platform.client.post("/api/v2/access-tokens", headers=owner.headers, json={})
+        platform.client.post("/api/v2/workspaces", headers=owner.headers, json={"name": f"w{i}"})
+    # Each page with its total in one statement.
+    for path in (f"/members?{ws}", f"/invitations?{ws}", f"/workspace/credits/entries?{ws}&kind=call",
+                 f"/workspace/logs?{ws}", f"/workspace/logs?{ws}&operationId=createRole&actorUserId={owner.user_id}",
+                 "/workspaces?limit=50", "/access-tokens?limit=50"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == ADMISSION + 1, path
+    # Roles: the members' count per role, then the custom roles.
+    assert len(count(platform, statements, f"/api/v2/roles?{ws}", owner)) == ADMISSION + 2

@@ -1,0 +1,158 @@
+"""Every change made through the API is in the workspace's audit log.
+
+The operations come from the contract: each one whose method is not GET is made to succeed, with
+its examples and, for the ids it needs, the operation its contract's links name as their source
+(the one that creates what it acts on), then its audit entry is looked up by the request's id.
+An operation added to openapi/ is covered without a line here; one that records nothing, or
+that this test cannot make succeed, fails it.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from api.contract import Operation, operations
+from tests import factories
+from tests.api.examples import encoded, example_request
+
+MUTATING = [o for o in operations() if o.method != "get"]
+BY_ID = {o.operation_id: o for o in operations()}
+
+
+def _sources(target: str) -> list[tuple[Operation, dict]]:
+    """(operation, link) of every link in the contract that leads to ``target``."""
+    return [(op, link) for op in operations() for response in op.spec["responses"].values()
+            for link in (response.get("links") or {}).values() if link["operationId"] == target]
+
+
+def _pointer(document, pointer: str):
+    for part in pointer.strip("/").split("/"):
+        document = document[int(part)] if isinstance(document, list) else document[part]
+    return document
+
+
+# The ids the contract's examples use for the caller and its workspace: a body naming them acts on
+# the test's own.
+EXAMPLE_USER, EXAMPLE_WORKSPACE = "7d5b1c8e-3f57-4c59-9d37-2f4f8a3e6a10", "4f1d2c3b-5a6e-4f70-8a9b-0c1d2e3f4a5b"
+
+
+def _send(platform, actor, op: Operation, overrides=None, body_fields=None, body=None):
+    path, query, example_body = example_request(op, actor.workspace_id, overrides=overrides)
+    if body is None and example_body is not None and not op.streams_body:
+        example_body = json.loads(json.dumps(example_body).replace(EXAMPLE_USER, actor.user_id)
+                                  .replace(EXAMPLE_WORKSPACE, actor.workspace_id))
+        example_body.update(body_fields or {})
+    content, headers = encoded(op, example_body if body is None else body)
+    return platform.client.request(op.method.upper(), "/api/v2" + path, params=query, content=content,
+                                   headers={**headers, **actor.headers})
+
+
+def _linked(platform, actor, op: Operation) -> tuple[dict, dict]:
+    """Parameters and body fields for ``op`` from a link's source, run first (its own ids likewise)."""
+    needed = {p["name"] for p in op.parameters if p["in"] == "path"}
+    if not needed:
+        return {}, {}
+    for source, link in _sources(op.operation_id):
+        names = {name.split(".")[-1]: expression for name, expression in link["parameters"].items()}
+        if not needed <= set(names):
+            continue
+        response = _send(platform, actor, source, *_linked(platform, actor, source))
+        assert response.status_code == 200, f"{source.operation_id} (for {op.operation_id}): {response.text}"
+        answer = response.json()
+
+        def value(expression):
+            if not isinstance(expression, str):
+                return expression
+            if expression.startswith("$response.body#"):
+                return _pointer(answer, expression.split("#", 1)[1])
+            return actor.workspace_id if expression == "$request.query.workspaceId" else expression
+
+        return ({name: value(e) for name, e in names.items()},
+                {name: value(e) for name, e in (link.get("requestBody") or {}).items()})
+    raise AssertionError(f"{op.operation_id}: no link in the contract leads to it with {sorted(needed)}")
+
+
+def _report_event(platform, actor) -> dict:
+    """An end-of-call-report event of a subscription: what redelivery acts on (a ping's cannot be)."""
+    platform.client.post("/api/v2/webhooks/subscriptions", params={"workspaceId": actor.workspace_id},
+                         headers=actor.headers, json={"url": "https://hooks.example.com/calls",
+                                                      "events": ["end-of-call-report"]})
+    platform.client.post("/api/v2/webhooks/end-of-call-report", params={"workspaceId": actor.workspace_id},
+                         headers=actor.headers, json=factories.report(actor))
+    events = platform.client.get("/api/v2/webhooks/events", params={"workspaceId": actor.workspace_id},
+                                 headers=actor.headers).json()["data"]["result"]["events"]
+    return {"eventId": events[0]["id"]}
+
+
+def _invitation_token(platform, actor) -> dict:
+    r = platform.client.post("/api/v2/invitations", params={"workspaceId": actor.workspace_id}, headers=actor.headers,
+                             json={"email": f"new-{uuid.uuid4().hex[:8]}@example.com", "role": "member"})
+    return {"token": r.json()["data"]["result"]["token"]}
+
+
+# What links cannot express: a body value from another answer, a resource made by two steps, or a
+# state the operation needs first (a branch with a commit to merge, a tag to remove): the
+# operation named runs first, with the same ids and its own example.
+PREPARED_OVERRIDES = {"redeliverWebhookEvent": _report_event}
+PREPARED_BODIES = {"acceptInvitation": _invitation_token}
+FIRST = {"mergeBranch": "commitToBranch", "removeCallTag": "addCallTag"}
+
+
+def _entries(request_id: str):
+    from models.audit import AuditEntry
+    from models.db import session
+    with session():
+        return list(AuditEntry.select().where(AuditEntry.request_id == request_id).dicts())
+
+
+@pytest.mark.parametrize("op", MUTATING, ids=[o.operation_id for o in MUTATING])
+def test_every_change_is_audited(platform, op):
+    owner = platform.workspace()
+    # A second owner, so that the first may be demoted, removed or leave.
+    from models.db import session
+    from models.identity import add_member
+    with session():
+        add_member(workspace_id=owner.workspace_id, email=f"second-{uuid.uuid4().hex[:8]}@example.com", role="owner")
+    overrides, body_fields = ((PREPARED_OVERRIDES[op.operation_id](platform, owner), {})
+                              if op.operation_id in PREPARED_OVERRIDES else _linked(platform, owner, op))
+    if op.operation_id in FIRST:
+        first = _send(platform, owner, BY_ID[FIRST[op.operation_id]], overrides)
+        assert first.status_code == 200, first.text
+    body = None
+    if op.operation_id in PREPARED_BODIES:
+        body = PREPARED_BODIES[op.operation_id](platform, owner)
+    elif op.parameter("confirmName"):
+        overrides["confirmName"] = "acme"
+    response = _send(platform, owner, op, overrides, body_fields, body)
+    assert response.status_code == 200, response.text
+    entries = _entries(response.headers["x-request-id"])
+    if op.spec.get("x-audit-workspace") == "deleted":
+        assert entries == []  # its workspace's log went with it; the server's log has the line
+        return
+    assert entries, f"{op.operation_id} left no audit entry"
+    entry = entries[0]
+    assert entry["operation_id"] == op.operation_id and entry["source_address"]
+    assert entry["resource_type"] and entry["actor_kind"] in ("access_token", "invitation")
+    if op.operation_id != "acceptInvitation":
+        assert (entry["actor_user_id"], entry["actor_credential_id"]) == (owner.user_id, _token_id(owner))
+    path_ids = [v for k, v in overrides.items() if f"{{{k}}}" in op.path]
+    if path_ids:
+        assert entry["resource_id"] == str(path_ids[-1])
+    text = json.dumps(entry["changes"])
+    assert owner.secret not in text and "vai_" not in text and "whsec_" not in text
+
+
+def _token_id(actor) -> str:
+    from models.db import session
+    from models.identity import AccessToken
+    from models.secrets import digest
+    with session():
+        return AccessToken.get(AccessToken.token_hash == digest(actor.secret)).id
+
+
+def test_the_audited_operations_are_every_change_in_the_contract():
+    assert {o.operation_id for o in MUTATING} >= {"createApiKey", "deleteApiKeys", "updateMemberRole", "createInvitation",
+                                                   "acceptInvitation", "createRole", "grantCredits", "purgeRetention"}
+    assert all(o.method in ("post", "put", "patch", "delete") for o in MUTATING)

@@ -1,0 +1,44 @@
+"""Workspace credits over HTTP: owners grant, calls are debited from their reports, all can be read."""
+from __future__ import annotations
+
+from tests import factories
+
+API = "/api/v2"
+
+
+def _params(actor, **more):
+    return {"workspaceId": actor.workspace_id, **more}
+
+
+def test_grants_and_call_debits_make_the_balance(platform):
+    owner = platform.workspace()
+    r = platform.client.post(API + "/workspace/credits/grants", params=_params(owner), headers=owner.headers,
+                             json={"credits": 100, "description": "top-up"})
+    assert r.status_code == 200 and r.json()["data"]["result"]["balance"] == 100
+    for duration_ms in (61_000, 60_000, 0):
+        report = factories.report(owner, durationMs=duration_ms)
+        for _ in range(2):  # a redelivery debits nothing more
+            assert platform.client.post(API + "/webhooks/end-of-call-report", params=_params(owner), headers=owner.headers,
+                                        json=report).status_code == 200
+    balance = platform.client.get(API + "/workspace/credits", params=_params(owner), headers=owner.headers)
+    assert balance.json()["data"]["result"] == {"workspaceId": owner.workspace_id, "balance": 97, "enforced": False}
+    entries = platform.client.get(API + "/workspace/credits/entries", params=_params(owner, kind="call"),
+                                  headers=owner.headers).json()["data"]["result"]
+    assert [(e["amount"], e["quantity"], e["unit"]) for e in entries["entries"]] == [(-1, 1, "minutes"), (-2, 2, "minutes")]
+    assert entries["pagination"]["total"] == 2
+
+
+def test_only_owners_grant_and_viewers_cannot_read(platform):
+    owner = platform.workspace()
+    admin = platform.member(owner, "admin")
+    r = platform.client.post(API + "/workspace/credits/grants", params=_params(admin), headers=admin.headers,
+                             json={"credits": 1})
+    assert r.status_code == 403 and "billing:manage" in r.json()["data"]["message"]
+    assert platform.client.get(API + "/workspace/credits", params=_params(admin), headers=admin.headers).status_code == 200
+    for credits_ in (0, 1_000_000_001):
+        r = platform.client.post(API + "/workspace/credits/grants", params=_params(owner), headers=owner.headers,
+                                 json={"credits": credits_})
+        assert r.status_code == 400 and "credits" in r.json()["data"]["message"]
+    r = platform.client.get(API + "/workspace/credits/entries", params=_params(owner, since="yesterday"),
+                            headers=owner.headers)
+    assert r.status_code == 400 and "since" in r.json()["data"]["message"]
