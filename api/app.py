@@ -123,7 +123,7 @@ def _middlewares(settings: Settings) -> list:
         if middleware is SecurityMiddleware:
             stack.append(functools.partial(
                 BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes,
-                max_upload_bytes=settings.max_recording_bytes, upload_stall_s=settings.api_body_timeout_s,
+                max_upload_bytes=settings.max_recording_bytes, body_stall_s=settings.api_body_timeout_s,
                 uploads=frozenset(op.operation_id for op in contract.operations() if op.streams_body)))
             stack.append(functools.partial(AuthorizationMiddleware, settings=settings))
         else:

@@ -7,8 +7,12 @@ request validator reads a missing Content-Length as a missing body.
 An upload (an operation whose body the contract declares binary: api.contract
 ``Operation.streams_body``) has its own, larger limit, and is never buffered here: its handler
 reads the stream, and this middleware counts the bytes as they pass, failing the read with 413
-once they exceed the limit, or with 408 when the client sends nothing for ``upload_stall_s``
-(the handler then drops what it wrote): an idle upload holds no connection and no file for ever.
+once they exceed the limit (the handler then drops what it wrote).
+
+Every body, an upload's or a JSON one, fails with 408 when the client sends nothing of it for
+``body_stall_s``: a client that declares a length and goes quiet holds no connection, no task and
+no file for ever. Once the body is complete the timer is off, so a streamed response that waits
+on ``receive`` for the client's disconnect is not cut short.
 """
 from __future__ import annotations
 
@@ -23,20 +27,21 @@ class BodyTooLarge(ProblemException):
                          detail=f"The request body is larger than the limit of {limit} bytes.")
 
 
-class UploadStalled(ProblemException):
+class BodyStalled(ProblemException):
     def __init__(self, seconds: float):
-        super().__init__(status=408, title="Request Timeout",
-                         detail=f"The upload sent nothing for {seconds:g} seconds and was dropped.")
+        # The rest of the body may still come: the connection cannot carry another request.
+        super().__init__(status=408, title="Request Timeout", headers={"Connection": "close"},
+                         detail=f"The request body sent nothing for {seconds:g} seconds and was dropped.")
 
 
 class BodyLimitMiddleware:
     def __init__(self, app: ASGIApp, max_body_bytes: int, max_upload_bytes: int, uploads: frozenset[str],
-                 upload_stall_s: float) -> None:
+                 body_stall_s: float) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.max_upload_bytes = max_upload_bytes
         self.uploads = uploads  # operation ids
-        self.upload_stall_s = upload_stall_s
+        self.body_stall_s = body_stall_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -48,9 +53,8 @@ class BodyLimitMiddleware:
         limit = self.max_upload_bytes if upload else self.max_body_bytes
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise BodyTooLarge(limit)
-        if upload:
-            receive = _counted(receive, limit, self.upload_stall_s)
-        elif declared is None and b"chunked" in headers.get(b"transfer-encoding", b"").lower():
+        receive = _counted(receive, limit, self.body_stall_s)
+        if not upload and declared is None and b"chunked" in headers.get(b"transfer-encoding", b"").lower():
             body = await self._read_chunked(receive)
             scope = {**scope, "headers": [*scope["headers"], (b"content-length", str(len(body)).encode())]}
             receive = _replay(body, receive)
@@ -71,15 +75,18 @@ class BodyLimitMiddleware:
 
 
 def _counted(receive: Receive, limit: int, stall_s: float) -> Receive:
-    size = 0
+    size, complete = 0, False
 
     async def counted() -> Message:
-        nonlocal size
+        nonlocal size, complete
+        if complete:
+            return await receive()
         try:
             with anyio.fail_after(stall_s):
                 message = await receive()
         except TimeoutError:
-            raise UploadStalled(stall_s) from None
+            raise BodyStalled(stall_s) from None
+        complete = message["type"] != "http.request" or not message.get("more_body", False)
         size += len(message.get("body", b""))
         if size > limit:
             raise BodyTooLarge(limit)

@@ -155,6 +155,8 @@ def delete(principal: Principal, *, workspace_id: str, confirm_name: str) -> str
             raise Forbidden("Only an owner of the workspace may delete it.")
         if confirm_name != workspace.name:
             raise InvalidInput("confirmName must repeat the workspace's name exactly, to confirm the deletion.")
-        Workspace.delete().where(Workspace.id == workspace_id).execute()
+        if not Workspace.delete().where(Workspace.id == workspace_id).execute():
+            # A concurrent deletion of the same workspace committed first.
+            raise NotFound(f"No workspace {workspace_id}.")
     recordings.delete_workspace_files(workspace_id)
     return workspace.name

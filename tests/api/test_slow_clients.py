@@ -1,6 +1,7 @@
 """A request's head (its line and headers) has a deadline and a size bound on a real server
 (api.http_protocol): a client that sends nothing, or dribbles bytes, gets 408 at the deadline; a
 head over API_MAX_HEAD_BYTES gets 431; kept-alive connections and large bodies are served as before.
+A body that goes quiet for API_BODY_TIMEOUT_S gets 408 (api.body_limit).
 
 Times are asserted with wide upper margins: these run on loaded machines."""
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from tests.conftest import start_server, stop_server
 
 HEAD_TIMEOUT = 1.0
+BODY_TIMEOUT = 2.0
 MAX_HEAD = 8192
 MARGIN = 5.0  # seconds a loaded machine may add to a timer before a test calls it broken
 
@@ -21,7 +23,8 @@ MARGIN = 5.0  # seconds a loaded machine may add to a timer before a test calls 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     server = start_server(tmp_path_factory.mktemp("slow"), RATE_LIMITS_ENABLED="false",
-                          API_HEAD_TIMEOUT_S=HEAD_TIMEOUT, API_MAX_HEAD_BYTES=MAX_HEAD)
+                          API_HEAD_TIMEOUT_S=HEAD_TIMEOUT, API_MAX_HEAD_BYTES=MAX_HEAD,
+                          API_BODY_TIMEOUT_S=BODY_TIMEOUT)
     yield server
     stop_server(server)
 
@@ -163,6 +166,34 @@ def test_after_an_answer_given_before_the_body_the_deadline_starts_once_the_body
         response, closed_after = until_closed(connection, time.monotonic())
     assert response == b""
     assert closed_after is not None
+
+
+def accept_head(length: int) -> bytes:
+    # An unauthenticated operation: nothing but the body stands between a client and the handler.
+    return (f"POST /api/v2/invitations/accept HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n").encode()
+
+
+def test_a_json_body_that_stops_arriving_gets_408_at_the_body_timeout_and_is_closed(server):
+    with connect(server) as connection:
+        connection.sendall(accept_head(100) + b'{"token": ')
+        sent = time.monotonic()
+        response, closed_after = until_closed(connection, sent, wait=BODY_TIMEOUT + MARGIN)
+    assert closed_after is not None, f"still open {BODY_TIMEOUT + MARGIN} s after a body went quiet"
+    assert closed_after >= BODY_TIMEOUT / 2, f"closed after {closed_after:.2f} s, before the body timeout"
+    assert_refused(response, 408)
+    assert b"The request body sent nothing for 2 seconds" in response
+
+
+def test_a_json_body_that_keeps_arriving_past_the_body_timeout_is_read_to_its_end(server):
+    body = b'{"token": "vai_nope"}'
+    with connect(server) as connection:
+        connection.sendall(accept_head(len(body)))
+        for piece in range(0, len(body), 3):  # 7 pieces, 0.5 s apart: 3.5 s in all, no gap of 2 s
+            connection.sendall(body[piece:piece + 3])
+            time.sleep(BODY_TIMEOUT / 4)
+        status, answer = read_response(connection)
+    assert status == 400 and b'"success":false' in answer, answer
 
 
 def test_with_the_default_head_timeout_keep_alive_is_as_uvicorn_keeps_it(tmp_path):

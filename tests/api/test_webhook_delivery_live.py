@@ -65,6 +65,7 @@ def test_a_server_killed_mid_delivery_loses_no_event(tmp_path):
         receiver.close()
 
 
+@pytest.mark.slow  # a soak: 2,000 deliveries
 @pytest.mark.postgres
 def test_two_processes_deliver_1000_events_each_at_least_once_and_never_at_once(tmp_path, scratch_postgres):
     env = {**ENV, "DATABASE_URL": scratch_postgres(), "WEBHOOK_WORKERS": "2"}

@@ -282,6 +282,7 @@ def test_without_a_stated_duration_the_packets_tell_before_anything_is_decoded(g
     assert message == "The audio is too long: it lasts longer than the limit of 20 s."
 
 
+@pytest.mark.slow  # large data: decodes a long file
 def test_decoding_holds_a_piece_never_the_file_and_stops_at_the_limit():
     """Samples held while reading ten minutes piece by piece: about one 30 s piece (2 MB), where
     the whole file is 38 MB. A file whose packets end within a second past the limit is opened,

@@ -122,6 +122,7 @@ def test_real_time_stream_confirms_words_before_eof(server):
     assert 2 <= len(during) <= len(jfk_at(16000)) / 2 / 16000 / 0.5 + 1, len(during)
 
 
+@pytest.mark.slow  # real time; test_real_time_stream_confirms_words_before_eof stays in the default run
 def test_a_pause_confirms_the_whole_utterance_before_eof(server):
     # A speaker who stops talking sees every word become final without ending the stream. The
     # pause lasts until the server has settled, within 20 s: a pass takes longer on a loaded
@@ -160,6 +161,7 @@ def test_silence_gives_no_text_and_does_not_end_the_session(server):
     assert [t for t in texts(frames, "final") if t] == []
 
 
+@pytest.mark.slow  # real time, twice
 def test_two_concurrent_sessions(server):
     async def both():
         return await asyncio.gather(session(server.url, server.token, jfk_at(16000)),

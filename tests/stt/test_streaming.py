@@ -435,6 +435,7 @@ def test_a_pause_confirms_jfk_before_eof_on_the_real_model(transcriber, jfk):
     assert session.finish().text == confirmed
 
 
+@pytest.mark.slow  # a soak: minutes of audio
 def test_a_long_session_costs_per_pass_what_a_short_one_does(transcriber, jfk):
     pause = np.zeros(SR, dtype=np.float32)
     audio = np.concatenate([part for _ in range(10) for part in (jfk, pause)])  # 2 minutes
