@@ -33,7 +33,7 @@ from starlette.exceptions import HTTPException
 
 from core.boot import boot
 from core.settings import Settings
-from models.db import session
+from models.db import session, unit_of_work
 from models.errors import DomainError
 
 from . import contract, envelope
@@ -84,8 +84,15 @@ def _in_session(handler, audited: AuditedOperation):
             if wants_principal:
                 kwargs[PRINCIPAL] = principal
             notes = audited.start()
-            returned = handler(*args, **kwargs)
-            audited.finish(notes, principal, kwargs, returned)
+            if notes is None:
+                return handler(*args, **kwargs)
+            if audited.own_transaction:
+                returned = handler(*args, **kwargs)
+                audited.finish(notes, principal, kwargs, returned)
+                return returned
+            with unit_of_work():
+                returned = handler(*args, **kwargs)
+                audited.record(notes, principal, kwargs, returned)
             return returned
 
     return call

@@ -15,8 +15,15 @@ result names (a workspace it created), else in each workspace of the caller (a n
 is news to every workspace it reaches). Deleting a workspace deletes its log: that entry goes to
 the server's log only.
 
-The entry is written after the handler's own transaction has committed: a process that dies in
-between leaves a change without its entry, which the server's log line of the request still shows.
+A change and its entry commit together: the wrapper runs the handler and ``record`` in one
+``models.db.unit_of_work()``, so there is no change without its entry, and one commit, not two,
+per request. An entry that cannot be written fails the request (500, nothing changed, the cause
+in the server's log with the request id). Two kinds of operation write theirs after the change,
+with ``finish``, which logs a failure and still answers: those marked ``x-audit-transaction: own``
+in the contract, which must not run inside one transaction (a purge commits in batches rather than
+hold one transaction across every row it deletes; a webhook subscription's URL is resolved, for up
+to 2 s, where SQLite would have every writer of the process wait), and the async ones that stream
+a request body.
 """
 from __future__ import annotations
 
@@ -59,6 +66,8 @@ class AuditedOperation:
         # A body of personal data (a call's report) is summarised by its field names only: the log
         # outlives the calls that retention deletes.
         self.names_only = spec.get("x-audit-changes") == "names"
+        # The change commits in batches of its own: the entry cannot share its transaction.
+        self.own_transaction = spec.get("x-audit-transaction") == "own"
 
     def start(self) -> dict | None:
         """Before the handler: where its ``note()``s go (each request runs in a context of its own)."""
@@ -68,15 +77,17 @@ class AuditedOperation:
         _notes.set(notes)
         return notes
 
-    def finish(self, notes: dict | None, principal: Principal | None, kwargs: dict, returned) -> None:
-        """Record the entry of a call that returned ``returned``; ``notes`` is what ``start`` gave.
-
-        The change has committed: an entry that cannot be written is logged with the request id,
-        and the client still gets its answer (a 500 would make it retry what was done)."""
-        if notes is None:
-            return
-        try:
+    def record(self, notes: dict | None, principal: Principal | None, kwargs: dict, returned) -> None:
+        """Record the entry of a call that returned ``returned``, in the transaction of its change;
+        ``notes`` is what ``start`` gave. Raises what the write raised."""
+        if notes is not None:
             self._record(notes, principal, kwargs, returned)
+
+    def finish(self, notes: dict | None, principal: Principal | None, kwargs: dict, returned) -> None:
+        """``record`` once the change has committed: an entry that cannot be written is logged with
+        the request id, and the client still gets its answer (a 500 would make it retry what was done)."""
+        try:
+            self.record(notes, principal, kwargs, returned)
         except Exception:
             log.exception("the audit entry of %s could not be written (request %s)", self.operation_id, request_id())
 

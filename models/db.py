@@ -220,6 +220,39 @@ def session():
             database.close()
 
 
+_units = threading.local()
+
+
+@contextmanager
+def unit_of_work():
+    """One transaction around everything a request changes, its nested ``atomic()`` blocks
+    becoming savepoints; what ``after_commit`` deferred runs once it has committed, and is
+    dropped if it rolls back."""
+    if getattr(_units, "pending", None) is not None:  # already inside one: the outer one commits
+        yield
+        return
+    _units.pending = []
+    try:
+        with database.atomic():
+            yield
+        pending = _units.pending
+    finally:
+        _units.pending = None
+    for action in pending:
+        action()
+
+
+def after_commit(action) -> None:
+    """``action()`` once what the thread is changing has committed: at once outside a unit of work
+    (a domain function's own ``atomic()`` has ended by the time it calls this), else when the unit
+    commits. For what cannot be rolled back, such as deleting a file a row pointed at."""
+    pending = getattr(_units, "pending", None)
+    if pending is None:
+        action()
+    else:
+        pending.append(action)
+
+
 def _unavailable(exc: Exception) -> Unavailable:
     if isinstance(exc, MaxConnectionsExceeded):
         message = "The server is too busy to serve this request"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .calls import Call, recording_path
-from .db import database, utcnow
+from .db import after_commit, database, utcnow
 from .errors import NotFound, UnsupportedMediaType
 from .transcription import TranscriptionJob
 
@@ -112,10 +112,13 @@ def recording_file(*, workspace_id: str, call_id: str) -> tuple[Path, str, os.st
 
 
 def delete_recording_file(path: str) -> None:
-    Path(path).unlink(missing_ok=True)
+    """Once the deletion of the row that named it has committed."""
+    after_commit(lambda: Path(path).unlink(missing_ok=True))
 
 
 def delete_workspace_files(workspace_id: str) -> None:
-    """A deleted workspace's recordings directory, with whatever is in it (a part file included)."""
+    """A deleted workspace's recordings directory, with whatever is in it (a part file included),
+    once the workspace's deletion has committed."""
     if _root is not None:
-        shutil.rmtree(_root / workspace_id, ignore_errors=True)
+        root = _root
+        after_commit(lambda: shutil.rmtree(root / workspace_id, ignore_errors=True))

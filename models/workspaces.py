@@ -150,13 +150,14 @@ def delete(principal: Principal, *, workspace_id: str, confirm_name: str) -> str
     """Everything of the workspace; returns its name. Only an owner, who types the name back."""
     from . import recordings
     with database.atomic():
+        # The row locked first: a concurrent deletion (or role change) that committed meanwhile is seen.
+        if not Workspace.update(id=Workspace.id).where(Workspace.id == workspace_id).execute():
+            raise NotFound(f"No workspace {workspace_id}.")
         workspace = get(workspace_id)
         if role_of(workspace_id, principal.user_id) != "owner":
             raise Forbidden("Only an owner of the workspace may delete it.")
         if confirm_name != workspace.name:
             raise InvalidInput("confirmName must repeat the workspace's name exactly, to confirm the deletion.")
-        if not Workspace.delete().where(Workspace.id == workspace_id).execute():
-            # A concurrent deletion of the same workspace committed first.
-            raise NotFound(f"No workspace {workspace_id}.")
+        Workspace.delete().where(Workspace.id == workspace_id).execute()
     recordings.delete_workspace_files(workspace_id)
     return workspace.name

@@ -156,3 +156,47 @@ def test_the_audited_operations_are_every_change_in_the_contract():
     assert {o.operation_id for o in MUTATING} >= {"createApiKey", "deleteApiKeys", "updateMemberRole", "createInvitation",
                                                    "acceptInvitation", "createRole", "grantCredits", "purgeRetention"}
     assert all(o.method in ("post", "put", "patch", "delete") for o in MUTATING)
+
+
+def _audit_write_fails(monkeypatch):
+    from api import audit_trail
+
+    def refuse(**_entry):
+        raise RuntimeError("the audit log's table is gone")
+    monkeypatch.setattr(audit_trail.audit, "record", refuse)
+
+
+def test_a_change_whose_entry_cannot_be_written_is_not_made(platform, monkeypatch):
+    # A change and its entry commit together: no change without its entry.
+    owner = platform.workspace("Before")
+    params = {"workspaceId": owner.workspace_id}
+    key = platform.client.post("/api/v2/api-keys", params=params, headers=owner.headers,
+                               json={"name": "k", "userId": owner.user_id})
+    assert key.status_code == 200, key.text
+    _audit_write_fails(monkeypatch)
+    r = platform.client.patch("/api/v2/workspace", params=params, headers=owner.headers, json={"name": "After"})
+    assert r.status_code == 500 and "the audit log" not in r.text
+    r = platform.client.request("DELETE", "/api/v2/api-keys", params={**params, "ids": key.json()["data"]["result"]["apiKey"]["id"]},
+                                headers=owner.headers)
+    assert r.status_code == 500
+    monkeypatch.undo()
+    r = platform.client.get("/api/v2/workspace", params=params, headers=owner.headers)
+    assert r.json()["data"]["result"]["workspace"]["name"] == "Before"
+    keys = platform.client.get("/api/v2/api-keys", params=params, headers=owner.headers).json()["data"]["result"]
+    assert [k["name"] for k in keys["apiKeys"]] == ["k"]
+
+
+def test_a_purge_commits_in_batches_so_its_entry_follows_and_a_failed_entry_is_only_logged(platform, monkeypatch,
+                                                                                          caplog):
+    owner = platform.workspace()
+    params = {"workspaceId": owner.workspace_id}
+    from datetime import timedelta
+
+    from models.db import utcnow
+    old = factories.call(owner, started_at=utcnow() - timedelta(days=40))
+    _audit_write_fails(monkeypatch)
+    r = platform.client.post("/api/v2/workspace/retention/purge", params=params, headers=owner.headers,
+                             json={"olderThanDays": 30})
+    assert r.status_code == 200 and r.json()["data"]["result"]["deleted"]["calls"] == 1, r.text
+    assert platform.client.get(f"/api/v2/call/{old}", params=params, headers=owner.headers).status_code == 404
+    assert "the audit entry of purgeRetention could not be written" in caplog.text

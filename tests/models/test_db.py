@@ -9,7 +9,7 @@ import time
 import pytest
 from playhouse.pool import PooledPostgresqlDatabase
 
-from models.db import _Pool, database, open_database, session
+from models.db import _Pool, database, open_database, session, utcnow
 from models.errors import Unavailable
 
 
@@ -141,3 +141,25 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_what_is_deferred_to_the_commit_runs_after_it_and_not_at_all_on_a_rollback(db):
+    from models.db import after_commit, unit_of_work
+    from models.identity import Workspace
+    done = []
+    after_commit(lambda: done.append("outside"))  # no unit of work: at once
+    assert done == ["outside"]
+    with session(), unit_of_work():
+        Workspace.create(name="kept", settings={}, created_at=utcnow())
+        after_commit(lambda: done.append("committed"))
+        with unit_of_work():  # nested: the outer one commits
+            after_commit(lambda: done.append("nested"))
+        assert done == ["outside"]
+    assert done == ["outside", "committed", "nested"]
+    with pytest.raises(RuntimeError), session(), unit_of_work():
+        Workspace.create(name="dropped", settings={}, created_at=utcnow())
+        after_commit(lambda: done.append("rolled back"))
+        raise RuntimeError("the change failed")
+    assert done == ["outside", "committed", "nested"]
+    with session():
+        assert sorted(w.name for w in Workspace.select()) == ["kept"]
