@@ -196,6 +196,7 @@ def test_a_json_body_that_keeps_arriving_past_the_body_timeout_is_read_to_its_en
     assert status == 400 and b'"success":false' in answer, answer
 
 
+@pytest.mark.slow  # waits out the default timers
 def test_with_the_default_head_timeout_keep_alive_is_as_uvicorn_keeps_it(tmp_path):
     server = start_server(tmp_path, RATE_LIMITS_ENABLED="false")  # API_HEAD_TIMEOUT_S 10 > keep-alive 5
     try:

@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from api.contract import operations
 from tests.conftest import ROOT
 
@@ -71,6 +73,7 @@ def schemathesis(live_server, env, work: Path, name: str, phases: str, *filters:
     return summary, output
 
 
+@pytest.mark.slow  # fuzzes the whole contract for minutes; the authorization matrix and the audit test cover every operation by default
 def test_schemathesis_finds_no_failures(live_server, tmp_path):
     owner = live_server.admin("bootstrap", "--workspace", "w", "--email", "a@example.com")
     env = {**os.environ, "TEST_API_TOKEN": owner["token"], "TEST_WORKSPACE_ID": owner["workspaceId"],

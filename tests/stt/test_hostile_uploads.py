@@ -317,6 +317,7 @@ def test_a_piece_ends_in_the_quietest_moment_of_its_last_seconds():
     assert quietest_cut(audio, 5 * SAMPLE_RATE) >= 25 * SAMPLE_RATE
 
 
+@pytest.mark.slow  # large data: transcribes a long file
 def test_a_long_file_does_not_make_a_short_one_wait_for_it(busy):
     """Two and a half minutes of speech (5 pieces) are uploaded first; the 11 s clip sent a second
     later is served between two pieces, before the long file is done, and both transcripts are right."""

@@ -251,6 +251,7 @@ def test_the_maximum_session_length_is_given_as_the_close_reason(server_with):
 
 # --- pace --------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # real time
 def test_audio_sent_at_once_is_consumed_no_faster_than_real_time_plus_the_margin(server_with):
     # A small idle timeout too: holding back a client that runs ahead does not count as idleness.
     server = server_with(STT_REALTIME_MARGIN_S=3, STT_IDLE_TIMEOUT_S=1.5)
