@@ -16,12 +16,11 @@ import re
 from datetime import datetime
 from typing import NamedTuple
 
-from peewee import AutoField, CharField, DateTimeField, fn
+from peewee import AutoField, CharField, DateTimeField
 
 from .db import JSONField, utcnow
-from .pagination import Page, PageQuery
+from .pagination import Page, PageQuery, workspace_list
 from .scoping import WorkspaceScoped
-from .sql import with_parameters
 
 
 class AuditEntry(WorkspaceScoped):
@@ -136,18 +135,8 @@ _FILTERS = {
 @functools.cache
 def _page(names: tuple[str, ...]) -> PageQuery:
     """The list for one set of filters, compiled once, newest first."""
-    def narrowed(query, params):
-        return query.where(*[_FILTERS[name](params[name]) for name in names]) if names else query
-
-    def rows(**params):
-        return (narrowed(_A.in_workspace(params["workspace_id"], *_COLUMNS), params)
-                .order_by(_A.occurred_at.desc(), _A.id.desc()).limit(params["limit"]).offset(params["offset"]))
-
-    def total(**params):
-        return narrowed(_A.in_workspace(params["workspace_id"], fn.COUNT(_A.id)), params)
-
-    return PageQuery(with_parameters(rows, ("workspace_id", "limit", "offset", *names)),
-                     with_parameters(total, ("workspace_id", *names)))
+    return workspace_list(_A, _COLUMNS, order_by=(_A.occurred_at.desc(), _A.id.desc()), names=names,
+                          where=lambda params: [_FILTERS[name](params[name]) for name in names])
 
 
 def list_entries(*, workspace_id: str, limit: int, offset: int, **filters) -> Page[AuditRecord]:

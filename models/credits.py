@@ -27,9 +27,9 @@ from peewee import AutoField, BigIntegerField, CharField, DateTimeField, DoubleF
 
 from .db import database, utcnow
 from .errors import DomainError, InvalidInput
-from .pagination import Page, PageQuery
+from .pagination import Page, PageQuery, workspace_list
 from .scoping import WorkspaceScoped
-from .sql import Prepared, Statement, with_parameters
+from .sql import Prepared, Statement
 
 KINDS = ("grant", "call", "transcription")
 MAX_GRANT = 1_000_000_000
@@ -175,18 +175,8 @@ def get_entry(*, workspace_id: str, entry_id: int) -> EntryRecord:
 @functools.cache
 def _page(names: tuple[str, ...]) -> PageQuery:
     """The ledger for one set of filters, compiled once, newest first."""
-    def narrowed(query, params):
-        return query.where(*[_FILTERS[name](params[name]) for name in names]) if names else query
-
-    def rows(**params):
-        return (narrowed(_E.in_workspace(params["workspace_id"], *_COLUMNS), params)
-                .order_by(_E.created_at.desc(), _E.id.desc()).limit(params["limit"]).offset(params["offset"]))
-
-    def total(**params):
-        return narrowed(_E.in_workspace(params["workspace_id"], fn.COUNT(_E.id)), params)
-
-    return PageQuery(with_parameters(rows, ("workspace_id", "limit", "offset", *names)),
-                     with_parameters(total, ("workspace_id", *names)))
+    return workspace_list(_E, _COLUMNS, order_by=(_E.created_at.desc(), _E.id.desc()), names=names,
+                          where=lambda params: [_FILTERS[name](params[name]) for name in names])
 
 
 def list_entries(*, workspace_id: str, limit: int, offset: int, kind: str | None = None,

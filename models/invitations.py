@@ -12,15 +12,14 @@ import functools
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from peewee import CharField, DateTimeField, IntegrityError, fn
+from peewee import CharField, DateTimeField, IntegrityError
 
 from .db import database, utcnow
 from .errors import Conflict, DomainError, Forbidden, InvalidInput, NotFound
 from .identity import AccessToken, Membership, User, new_id
 from .members import add, require_email
-from .pagination import Page, PageQuery
+from .pagination import Page, PageQuery, workspace_list
 from .principal import Principal
-from .sql import with_parameters
 from .roles import require_within, resolve
 from .scoping import WorkspaceScoped
 from .secrets import ACCESS_TOKEN_PREFIX, INVITATION_PREFIX, digest, matches, new_secret
@@ -98,20 +97,9 @@ _STATUS = {
 @functools.cache
 def _page(status: str | None) -> PageQuery:
     """Newest first, of one status or all, compiled once per status."""
-    def narrowed(query, params):
-        return query.where(_STATUS[status](params["now"])) if status else query
-
-    names = ("now",) if status else ()
-
-    def rows(**params):
-        return (narrowed(_I.in_workspace(params["workspace_id"], *_COLUMNS), params)
-                .order_by(_I.created_at.desc(), _I.id.desc()).limit(params["limit"]).offset(params["offset"]))
-
-    def total(**params):
-        return narrowed(_I.in_workspace(params["workspace_id"], fn.COUNT(_I.id)), params)
-
-    return PageQuery(with_parameters(rows, ("workspace_id", "limit", "offset", *names)),
-                     with_parameters(total, ("workspace_id", *names)))
+    return workspace_list(_I, _COLUMNS, order_by=(_I.created_at.desc(), _I.id.desc()),
+                          names=("now",) if status else (),
+                          where=(lambda params: [_STATUS[status](params["now"])]) if status else None)
 
 
 def _pending(workspace_id: str, now: datetime):

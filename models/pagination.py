@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
-from peewee import Query
+from peewee import Query, fn
 
-from .sql import Prepared
+from .sql import Prepared, with_parameters
 
 R = TypeVar("R", bound=NamedTuple)
 
@@ -57,3 +57,23 @@ class PageQuery:
         if total is None:  # no row to carry it: an empty list, or an offset past its end
             total = self._total.scalar(**params) if offset else 0
         return Page(items=items, total=total, limit=limit, offset=offset)
+
+
+def workspace_list(model, columns, *, order_by: tuple, names: tuple[str, ...] = (),
+                   where: Callable[[dict], list] | None = None) -> PageQuery:
+    """The PageQuery of a workspace's ``model`` rows in ``order_by``, narrowed by the conditions
+    ``where(params)`` returns from the parameters ``names``: a list whose filters vary builds one
+    per set of filters (``functools.cache`` on the names) and each is compiled once."""
+    def narrowed(query, params):
+        conditions = where(params) if where else ()
+        return query.where(*conditions) if conditions else query
+
+    def rows(**params):
+        return (narrowed(model.in_workspace(params["workspace_id"], *columns), params)
+                .order_by(*order_by).limit(params["limit"]).offset(params["offset"]))
+
+    def total(**params):
+        return narrowed(model.in_workspace(params["workspace_id"], fn.COUNT(model.id)), params)
+
+    return PageQuery(with_parameters(rows, ("workspace_id", "limit", "offset", *names)),
+                     with_parameters(total, ("workspace_id", *names)))

@@ -33,9 +33,9 @@ from .calls import Call
 from .db import JSONField, database, is_postgres, utcnow
 from .errors import Conflict, InvalidInput, NotFound
 from .identity import new_id
-from .pagination import Page, PageQuery
+from .pagination import Page, PageQuery, workspace_list
 from .scoping import WorkspaceScoped
-from .sql import Prepared, with_parameters
+from .sql import Prepared
 from .webhook_subscriptions import FAILING_DISABLE_S, WebhookSubscription
 
 EVENT_STATUSES = ("pending", "delivered", "failed", "paused")
@@ -342,18 +342,8 @@ _FILTER_COLUMNS = {"subscription_id": _E.subscription, "status": _E.status, "cal
 @functools.cache
 def _events_page(names: tuple[str, ...]) -> PageQuery:
     """The events list for one set of filters, compiled once (newest first)."""
-    def narrowed(query, params):
-        return query.where(*[_FILTER_COLUMNS[name] == params[name] for name in names]) if names else query
-
-    def rows(**params):
-        return (narrowed(_E.in_workspace(params["workspace_id"], *_EVENT_COLUMNS), params)
-                .order_by(_E.created_at.desc(), _E.id.desc()).limit(params["limit"]).offset(params["offset"]))
-
-    def total(**params):
-        return narrowed(_E.in_workspace(params["workspace_id"], fn.COUNT(_E.id)), params)
-
-    return PageQuery(with_parameters(rows, ("workspace_id", "limit", "offset", *names)),
-                     with_parameters(total, ("workspace_id", *names)))
+    return workspace_list(_E, _EVENT_COLUMNS, order_by=(_E.created_at.desc(), _E.id.desc()), names=names,
+                          where=lambda params: [_FILTER_COLUMNS[name] == params[name] for name in names])
 
 
 def list_events(*, workspace_id: str, limit: int, offset: int, subscription_id: str | None = None,
