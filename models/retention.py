@@ -57,7 +57,7 @@ def purge_due(*, now: datetime | None = None) -> dict[str, Purged]:
             if outcome.deleted.calls:
                 done[workspace_id] = outcome.deleted
                 audit.record(workspace_ids=[workspace_id], actor=audit.SYSTEM, operation_id="scheduledRetentionPurge",
-                             resource_type="call", resource_id=None, now=now,
+                             resource_type="calls", resource_id=None, now=now,
                              changes={"olderThanDays": days, "cutoff": outcome.cutoff.isoformat() + "Z",
                                       "deleted": outcome.deleted._asdict()})
         return done
