@@ -49,6 +49,10 @@ class BodyLimitMiddleware:
             return
         headers = dict(scope.get("headers") or ())
         declared = headers.get(b"content-length")
+        if (declared is None or declared == b"0") and b"transfer-encoding" not in headers:
+            # No body (HTTP/1.1 frames one only by length or chunks): nothing to count or to time.
+            await self.app(scope, receive, send)
+            return
         upload = scope.get("extensions", {}).get("connexion_routing", {}).get("operation_id") in self.uploads
         limit = self.max_upload_bytes if upload else self.max_body_bytes
         if declared is not None and declared.isdigit() and int(declared) > limit:

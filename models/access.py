@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .credentials import authenticate
+from .credentials import authenticate_and_count
 from .errors import Forbidden, InvalidInput, RateLimited, Unauthenticated
 from .principal import Principal
 from .rate_limits import Policy, consume
@@ -19,14 +19,15 @@ def admit(secret: str, *, policy: Policy, workspace_id: str | None = None, permi
     follows (403 for a missing permission, 400 from validation) carries them too; a 429 carries
     its own. Raises Unauthenticated
     or Forbidden (see ``authenticate``), RateLimited, InvalidInput. Runs inside the caller's
-    ``session()``: two statements (the credential, the rate-limit upsert) on the common path.
+    ``session()``: on the common path one statement on PostgreSQL, the credential and its
+    rate-limit count together, and two on SQLite (models.credentials).
     """
     # Both servers read the workspace before any validation of theirs (PostgreSQL cannot even
     # compare text holding NUL): the rule every request string meets, applied here for both.
     if workspace_id is not None and (problem := text_problem(workspace_id)) is not None:
         raise InvalidInput(f"Invalid value for query parameter workspaceId: {problem}.")
-    principal = authenticate(secret, workspace_id=workspace_id)
-    _count(principal.credential_id, policy.limit_for(principal.rate_limit), report)
+    principal, decision = authenticate_and_count(secret, workspace_id=workspace_id, policy=policy)
+    _report(decision, report)
     if permission is not None:
         require(principal, permission)
     return principal
@@ -55,7 +56,10 @@ def admit_signed(body: bytes, headers: dict[str, str], *, policy: Policy, worksp
 
 
 def _count(counter: str, limit, report) -> None:
-    decision = consume(counter, limit) if limit else None
+    _report(consume(counter, limit) if limit else None, report)
+
+
+def _report(decision, report) -> None:
     if decision is not None:
         if not decision.allowed:
             raise RateLimited(f"Rate limit of {decision.limit} requests exceeded; retry in {decision.reset_s} s.",

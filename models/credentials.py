@@ -5,42 +5,82 @@ looked up with one precompiled statement (see models.sql) joining the credential
 the membership that decides its permissions. Nothing is cached between requests: a key that is
 deleted or deactivated, a user who is deactivated or removed, a role that changes, all take
 effect on the very next request in every process.
+
+On PostgreSQL a request's admission is a single round trip (``authenticate_and_count``): the
+lookup and the rate-limit upsert of models.rate_limits in one statement, the upsert in a WITH
+that counts only the credential the lookup admits. A round trip costs the API process more
+than the statement costs the database (the thread blocked on it must wake and win the GIL back),
+so a new per-request check belongs in this statement, not beside it. SQLite, which cannot put
+an INSERT in a WITH, runs the two statements in-process.
 """
 from __future__ import annotations
 
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 
 from peewee import DateTimeField
 
-from .db import FrozenListField, utcnow
+from .db import FrozenListField, is_postgres, utcnow
 from .errors import Forbidden, Unauthenticated
 from .principal import Principal
-from .rate_limits import Limit
+from .rate_limits import NO_FLUSH, Decision, Limit, Policy, consume, counting_upsert, decide, windows
 from .roles import permissions_of
 from .secrets import ACCESS_TOKEN_PREFIX, API_KEY_PREFIX, digest, matches
 from .sql import Statement
 
-_API_KEY = Statement('''
+_API_KEY_ROW = '''
     SELECT k.id, k.workspace_id, k.user_id, k.key_hash, k.is_active, k.expires_at, k.permissions,
-           k.requests_per_minute, k.requests_per_day, u.is_active, m.role, r.permissions
+           k.requests_per_minute, k.requests_per_day, u.is_active AS user_active, m.role, r.permissions AS custom
     FROM api_key k
     JOIN "user" u ON u.id = k.user_id
     LEFT JOIN membership m ON m.workspace_id = k.workspace_id AND m.user_id = k.user_id
     LEFT JOIN workspace_role r ON r.id = m.role AND r.workspace_id = m.workspace_id
-    WHERE k.key_hash = {p}''')
+    WHERE k.key_hash = {p}'''
+_API_KEY = Statement(_API_KEY_ROW)
 
 # With a workspace named, the membership in it; without, up to two, to tell "the user's only
 # workspace" from "several, so none is implied".
-_ACCESS_TOKEN = Statement('''
-    SELECT t.id, t.user_id, t.token_hash, t.expires_at, u.is_active, m.workspace_id, m.role, r.permissions
+_ACCESS_TOKEN_ROWS = '''
+    SELECT t.id, t.user_id, t.token_hash, t.expires_at, u.is_active AS user_active, m.workspace_id, m.role,
+           r.permissions AS custom
     FROM access_token t
     JOIN "user" u ON u.id = t.user_id
     LEFT JOIN membership m ON m.user_id = t.user_id
         AND (CAST({p} AS VARCHAR(255)) IS NULL OR m.workspace_id = {p})
     LEFT JOIN workspace_role r ON r.id = m.role AND r.workspace_id = m.workspace_id
     WHERE t.token_hash = {p}
-    LIMIT 2''')
+    LIMIT 2'''
+_ACCESS_TOKEN = Statement(_ACCESS_TOKEN_ROWS)
+
+# On PostgreSQL the lookup and the rate-limit count are one statement, one round trip: the
+# credential's rows, then (WITH) the upsert of models.rate_limits for the credential the rows
+# admit. The conditions under "admitted" are those the Python below checks, so what it refuses
+# is not counted; should they ever part, a request admitted here but not counted is refused
+# (rate_limits.decide reads no hits as a refusal), never let through uncounted.
+_API_KEY_COUNTED = Statement(f'''
+    WITH c AS ({_API_KEY_ROW}),
+    admitted AS (
+        SELECT c.id AS credential_id, CAST({{p}} AS BIGINT) AS minute, CAST({{p}} AS BIGINT) AS day,
+               CASE WHEN c.requests_per_minute IS NULL THEN CAST({{p}} AS INTEGER) ELSE c.requests_per_minute END
+                   AS per_minute,
+               CASE WHEN c.requests_per_minute IS NULL THEN CAST({{p}} AS INTEGER) ELSE c.requests_per_day END
+                   AS per_day
+        FROM c
+        WHERE c.is_active AND c.expires_at > {{p}} AND c.user_active AND c.role IS NOT NULL
+          AND (CAST({{p}} AS VARCHAR(255)) IS NULL OR c.workspace_id = {{p}})),
+    counted AS ({counting_upsert("SELECT * FROM admitted WHERE per_minute IS NOT NULL",
+                                 "(SELECT per_minute FROM admitted)", "(SELECT per_day FROM admitted)")})
+    SELECT c.*, counted.minute_hits, counted.day_hits FROM c LEFT JOIN counted ON TRUE''', pg_prefix=NO_FLUSH)
+
+_ACCESS_TOKEN_COUNTED = Statement(f'''
+    WITH c AS ({_ACCESS_TOKEN_ROWS}),
+    admitted AS (
+        SELECT c.id AS credential_id, CAST({{p}} AS BIGINT) AS minute, CAST({{p}} AS BIGINT) AS day
+        FROM c
+        WHERE (c.expires_at IS NULL OR c.expires_at > {{p}}) AND c.user_active AND c.workspace_id IS NOT NULL
+        LIMIT 1),
+    counted AS ({counting_upsert("SELECT * FROM admitted", "CAST({p} AS INTEGER)", "CAST({p} AS INTEGER)")})
+    SELECT c.*, counted.minute_hits, counted.day_hits FROM c LEFT JOIN counted ON TRUE''', pg_prefix=NO_FLUSH)
 
 # The columns' own conversions of what either driver returns.
 _TIMESTAMP = DateTimeField()
@@ -55,17 +95,45 @@ def authenticate(secret: str, *, workspace_id: str | None = None, now: datetime 
     """
     now = now or utcnow()
     if secret.startswith(API_KEY_PREFIX):
-        principal = _api_key_principal(secret, workspace_id, now)
+        principal = _api_key_principal(secret, _API_KEY.one(digest(secret)), workspace_id, now)
     elif secret.startswith(ACCESS_TOKEN_PREFIX):
-        principal = _access_token_principal(secret, workspace_id, now)
+        principal = _access_token_principal(secret, _ACCESS_TOKEN.all(workspace_id, workspace_id, digest(secret)),
+                                            workspace_id, now)
     else:
         raise Unauthenticated("The bearer credential is not an access token or API key of this service.")
     _last_used.touch(principal, now)
     return principal
 
 
-def _api_key_principal(secret: str, workspace_id: str | None, now: datetime) -> Principal:
-    row = _API_KEY.one(digest(secret))
+def authenticate_and_count(secret: str, *, workspace_id: str | None, policy: Policy) -> tuple[Principal, Decision | None]:
+    """``authenticate``, then the request counted against the credential's limit under ``policy``
+    (models.rate_limits.consume): None when no limit applies. One statement on PostgreSQL, two on
+    SQLite, whose INSERT cannot stand in a WITH."""
+    clock = time.time()
+    now = datetime.fromtimestamp(clock, timezone.utc).replace(tzinfo=None)
+    default = policy.default if policy.enabled else None
+    if is_postgres() and policy.enabled and secret.startswith(API_KEY_PREFIX):
+        minute, day = windows(clock)
+        row = _API_KEY_COUNTED.one(digest(secret), minute, day, default and default.per_minute,
+                                   default and default.per_day, now, workspace_id, workspace_id)
+        principal, hits = _api_key_principal(secret, row and row[:-2], workspace_id, now), row[-2:]
+    elif is_postgres() and default is not None and secret.startswith(ACCESS_TOKEN_PREFIX):
+        minute, day = windows(clock)
+        rows = _ACCESS_TOKEN_COUNTED.all(workspace_id, workspace_id, digest(secret), minute, day, now,
+                                         default.per_minute, default.per_day)
+        principal = _access_token_principal(secret, [row[:-2] for row in rows], workspace_id, now)
+        hits = rows[0][-2:]
+    else:
+        principal = authenticate(secret, workspace_id=workspace_id, now=now)
+        limit = policy.limit_for(principal.rate_limit)
+        return principal, None if limit is None else consume(principal.credential_id, limit, now=clock)
+    _last_used.touch(principal, now)
+    limit = policy.limit_for(principal.rate_limit)
+    return principal, None if limit is None else decide(principal.credential_id, limit,
+                                                        None if hits[0] is None else hits, clock)
+
+
+def _api_key_principal(secret: str, row, workspace_id: str | None, now: datetime) -> Principal:
     if row is None or not matches(secret, row[3]):
         raise Unauthenticated("The API key is not valid: it is unknown or was deleted.")
     (key_id, key_workspace, user_id, _, is_active, expires_at, permissions, per_minute, per_day, user_active, role,
@@ -87,8 +155,7 @@ def _api_key_principal(secret: str, workspace_id: str | None, now: datetime) -> 
     )
 
 
-def _access_token_principal(secret: str, workspace_id: str | None, now: datetime) -> Principal:
-    rows = _ACCESS_TOKEN.all(workspace_id, workspace_id, digest(secret))
+def _access_token_principal(secret: str, rows: list, workspace_id: str | None, now: datetime) -> Principal:
     if not rows or not matches(secret, rows[0][2]):
         raise Unauthenticated("The access token is not valid: it is unknown or was revoked.")
     token_id, user_id, _, expires_at, user_active, member_of, role, custom = rows[0]

@@ -10,6 +10,9 @@ than reopening an older one.
 On PostgreSQL the upsert commits without waiting for its WAL flush (``synchronous_commit``
 off for that transaction alone): a server crash may forget the last moment's hits, which
 costs a limit nothing worth a disk flush on every request.
+
+Admission on PostgreSQL runs this upsert inside the credential lookup's own statement
+(``counting_upsert``, used by models.credentials); ``consume`` is the same count on its own.
 """
 from __future__ import annotations
 
@@ -63,9 +66,8 @@ class RateLimitUsage(BaseModel):
     day_hits = IntegerField()
 
 
-_UPSERT = '''
-    INSERT INTO rate_limit_usage (credential_id, minute, minute_hits, day, day_hits)
-    VALUES ({p}, {p}, 1, {p}, 1)
+# Counts the hit of the row inserted, unless the credential's row says a window is full.
+_ON_CONFLICT = '''
     ON CONFLICT (credential_id) DO UPDATE SET
         minute_hits = CASE WHEN excluded.minute > rate_limit_usage.minute THEN 1
                            ELSE rate_limit_usage.minute_hits + 1 END,
@@ -75,22 +77,44 @@ _UPSERT = '''
                         ELSE rate_limit_usage.day_hits + 1 END,
         day = CASE WHEN excluded.day > rate_limit_usage.day THEN excluded.day
                    ELSE rate_limit_usage.day END
-    WHERE (excluded.minute > rate_limit_usage.minute OR rate_limit_usage.minute_hits < {p})
-      AND (excluded.day > rate_limit_usage.day OR rate_limit_usage.day_hits < {p})
+    WHERE (excluded.minute > rate_limit_usage.minute OR rate_limit_usage.minute_hits < {per_minute})
+      AND (excluded.day > rate_limit_usage.day OR rate_limit_usage.day_hits < {per_day})
     RETURNING minute_hits, day_hits'''
+_INSERT = "INSERT INTO rate_limit_usage (credential_id, minute, minute_hits, day, day_hits)"
 # One round trip, one implicit transaction: the SET LOCAL applies to the upsert's commit alone.
-_HIT = Statement(_UPSERT, pg_prefix="SET LOCAL synchronous_commit TO OFF; ")
+NO_FLUSH = "SET LOCAL synchronous_commit TO OFF; "
+_HIT = Statement(f"{_INSERT} VALUES ({{p}}, {{p}}, 1, {{p}}, 1) {_ON_CONFLICT.format(per_minute='{p}', per_day='{p}')}",
+                 pg_prefix=NO_FLUSH)
 _USAGE = Statement("SELECT minute, minute_hits, day, day_hits FROM rate_limit_usage WHERE credential_id = {p}")
+
+
+def counting_upsert(credential: str, per_minute: str, per_day: str) -> str:
+    """The upsert as a sub-statement (PostgreSQL's WITH), for a statement that both authenticates
+    and counts (models.credentials): ``credential`` is a SELECT of one row (credential_id, minute,
+    day), ``per_minute`` and ``per_day`` expressions of the limit. It returns the hits, or no row
+    when the request does not fit: what ``decide`` reads."""
+    return (f"{_INSERT} SELECT credential_id, minute, 1, day, 1 FROM ({credential}) AS hit "
+            f"{_ON_CONFLICT.format(per_minute=per_minute, per_day=per_day)}")
+
+
+def windows(now: float) -> tuple[int, int]:
+    """The minute and the day ``now`` (epoch seconds) counts in."""
+    return int(now // 60), int(now // 86_400)
 
 
 def consume(credential_id: str, limit: Limit, *, now: float | None = None) -> Decision:
     """Count one request against ``limit`` if it fits in both windows; refuse it otherwise."""
     now = time.time() if now is None else now
-    minute, day = int(now // 60), int(now // 86_400)
-    row = _HIT.one(credential_id, minute, day, limit.per_minute, limit.per_day)
-    if row is None:
-        return _refusal(credential_id, limit, now, minute)
-    minute_left, day_left = limit.per_minute - row[0], limit.per_day - row[1]
+    minute, day = windows(now)
+    return decide(credential_id, limit, _HIT.one(credential_id, minute, day, limit.per_minute, limit.per_day), now)
+
+
+def decide(credential_id: str, limit: Limit, hits: tuple[int, int] | None, now: float) -> Decision:
+    """The decision on one request given what the upsert returned: the window's hits once this one
+    is counted, or None when it was refused."""
+    if hits is None:
+        return _refusal(credential_id, limit, now, windows(now)[0])
+    minute_left, day_left = limit.per_minute - hits[0], limit.per_day - hits[1]
     if minute_left <= day_left:
         return Decision(True, limit.per_minute, minute_left, _reset(now, 60))
     return Decision(True, limit.per_day, day_left, _reset(now, 86_400))

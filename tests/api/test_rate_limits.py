@@ -42,6 +42,35 @@ def test_credentials_without_a_limit_get_the_platform_default(platform):
     assert statuses == [200, 200, 429]
 
 
+def test_a_key_refused_for_another_workspace_is_not_counted(platform):
+    owner, stranger = platform.workspace(), platform.workspace("other")
+    key = platform.key_actor(owner, rateLimit={"requestsPerMinute": 2, "requestsPerDay": 100})
+    for _ in range(3):
+        refused = platform.client.get(f"/api/v2/api-keys?workspaceId={stranger.workspace_id}", headers=key.headers)
+        assert refused.status_code == 403 and "ratelimit-remaining" not in refused.headers
+    responses = [platform.client.get(CATALOG, headers=key.headers) for _ in range(3)]
+    assert [r.status_code for r in responses] == [200, 200, 429]
+    assert [r.headers["ratelimit-remaining"] for r in responses] == ["1", "0", "0"]
+
+
+@pytest.mark.parametrize("settings_overrides", [{"default_requests_per_minute": 2}])
+def test_a_token_refused_for_another_workspace_is_not_counted(platform):
+    owner, stranger = platform.workspace(), platform.workspace("other")
+    for _ in range(3):
+        refused = platform.client.get(f"/api/v2/api-keys?workspaceId={stranger.workspace_id}", headers=owner.headers)
+        assert refused.status_code == 403
+    statuses = [platform.client.get(CATALOG, headers=owner.headers).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+
+
+def test_a_request_admitted_then_refused_for_its_permission_is_counted(platform):
+    owner = platform.workspace()
+    key = platform.key_actor(owner, permissions=["agents:read"], rateLimit={"requestsPerMinute": 2, "requestsPerDay": 100})
+    refused = platform.client.get(f"/api/v2/api-keys?workspaceId={owner.workspace_id}", headers=key.headers)
+    assert refused.status_code == 403 and refused.headers["ratelimit-remaining"] == "1"
+    assert [platform.client.get(CATALOG, headers=key.headers).status_code for _ in range(2)] == [200, 429]
+
+
 @pytest.mark.parametrize("settings_overrides", [{"default_requests_per_minute": 0}])
 def test_the_platform_default_can_be_switched_off_alone(platform):
     owner = platform.workspace()

@@ -4,7 +4,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
+import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -67,6 +70,24 @@ def test_an_unknown_log_format_is_refused_by_name():
                                               ("bad id", False), ("", False), (None, False)])
 def test_a_request_id_is_echoed_only_when_safe(incoming, echoed):
     assert (request_id_from(incoming) == incoming) is echoed
+
+
+def test_new_request_ids_are_unique_across_threads_and_forked_processes():
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(lambda _: request_id_from(None), range(20_000)))
+    assert len(set(ids)) == len(ids) and all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # a worker process forked from this one draws ids of its own
+        os.write(write, "".join(request_id_from(None) for _ in range(100)).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    with os.fdopen(read) as pipe:
+        text = pipe.read()
+    forked = {text[i:i + 32] for i in range(0, len(text), 32)}
+    assert len(forked) == 100
+    assert not forked & {request_id_from(None) for _ in range(100)} and not forked & set(ids)
 
 
 
