@@ -86,11 +86,25 @@ class NamedParameterValidator(ParameterValidator):
         if value is None:
             return f"Missing {parameter_type} parameter '{name}'" if param.get("required") else None
         try:
-            ParameterSchemaValidator(param.get("schema", param), format_checker=Draft4Validator.FORMAT_CHECKER
-                                     ).validate(value)
+            _parameter_validator(param).validate(value)
         except ValidationError as error:
             return f"Invalid value for {parameter_type} parameter {_path(name, error)}: {schema_rule(error)}."
         return None
+
+
+# A parameter's schema validator, built once: building one costs more than validating with it,
+# and every request validates each of its operation's parameters. Keyed by the parameter's
+# identity (the contract's parameters live as long as the app), holding the parameter so that
+# its id is never reused.
+_parameter_validators: dict[int, tuple[dict, Draft4Validator]] = {}
+
+
+def _parameter_validator(param: dict) -> Draft4Validator:
+    known = _parameter_validators.get(id(param))
+    if known is None or known[0] is not param:
+        known = _parameter_validators[id(param)] = (param, ParameterSchemaValidator(
+            param.get("schema", param), format_checker=Draft4Validator.FORMAT_CHECKER))
+    return known[1]
 
 
 class JSONBodyValidator(JSONRequestBodyValidator):

@@ -256,3 +256,17 @@ def test_free_text_in_a_body_may_hold_tab_and_line_breaks_and_nothing_else():
     assert body_problem({"notes": ["line 1\r\n\tline 2"]}) is None
     assert body_problem({"notes": ["a\x0bb"]}) == \
         "Invalid value for notes.0: must not contain a control character (U+000B at position 1)."
+
+
+def test_parameter_validators_are_built_once_per_parameter_whatever_the_values(platform):
+    from api import validation
+    owner = platform.workspace()
+    url = f"/api/v2/api-keys?workspaceId={owner.workspace_id}"
+    platform.client.get(f"{url}&limit=5&offset=0", headers=owner.headers)
+    built = len(validation._parameter_validators)
+    statuses = {platform.client.get(f"{url}&limit={limit}&offset={offset}", headers=owner.headers).status_code
+                for limit, offset in [(1, 0), (100, 7), (0, 0), (101, 0), ("x", 0), (5, -1)] * 20}
+    assert statuses == {200, 400}
+    assert len(validation._parameter_validators) == built
+    too_big = platform.client.get(f"{url}&limit=101", headers=owner.headers)
+    assert too_big.status_code == 400 and "limit" in too_big.json()["data"]["message"]
