@@ -78,7 +78,8 @@ class _Sqlite(SqliteDatabase):
     which sleeps 1, 2, 5, 10... up to 100 ms between tries: with 16 requests at once, each writing
     its rate-limit count, some waited most of a second. Inside a process writers now queue on a
     lock and go the moment it is free (a write outside a transaction, or a whole transaction);
-    across processes SQLite's busy handler still decides, between far fewer contenders.
+    across processes SQLite's busy handler still decides, between far fewer contenders, and a
+    transaction takes the write lock when it begins (see ``begin``).
     """
 
     def __init__(self, *args, **kwargs):
@@ -97,7 +98,10 @@ class _Sqlite(SqliteDatabase):
         self._writer.acquire()
         self._holding.value = True
         try:
-            super().begin(lock_type)
+            # IMMEDIATE: the write lock at BEGIN, waited for in the busy handler. A deferred BEGIN
+            # reads from a snapshot, and a write after another process committed fails at once
+            # ("database is locked", no wait), which several workers on one file made happen.
+            super().begin(lock_type or "IMMEDIATE")
         except BaseException:
             self._release()
             raise

@@ -27,6 +27,38 @@ def test_a_sqlite_session_keeps_the_threads_connection(tmp_path):
     database.close()
 
 
+def test_a_sqlite_transaction_that_reads_then_writes_waits_out_another_process(tmp_path):
+    """Another process (here a connection of its own) commits between a transaction's first read
+    and its first write: the transaction must wait for the lock, not fail ("database is locked",
+    answered 503), as a deferred BEGIN would once its snapshot is stale."""
+    import sqlite3
+    path = tmp_path / "db.sqlite3"
+    open_database(f"sqlite:///{path}")
+    with session():
+        database.execute_sql("CREATE TABLE t (n INTEGER)")
+    other = sqlite3.connect(path, timeout=10, check_same_thread=False)
+    other.execute("PRAGMA journal_mode=wal")
+    wrote = threading.Event()
+
+    def write_elsewhere():
+        other.execute("INSERT INTO t VALUES (2)")
+        other.commit()
+        wrote.set()
+
+    with session():
+        with database.atomic():
+            database.execute_sql("SELECT count(*) FROM t").fetchone()
+            elsewhere = threading.Thread(target=write_elsewhere)
+            elsewhere.start()
+            wrote.wait(0.5)  # held back by this transaction's lock, or done: either way, write now
+            database.execute_sql("INSERT INTO t VALUES (1)")
+        elsewhere.join(15)
+        assert wrote.is_set()
+        assert sorted(n for (n,) in database.execute_sql("SELECT n FROM t").fetchall()) == [1, 2]
+    other.close()
+    database.close()
+
+
 @pytest.fixture
 def pg(postgres_server_url, scratch_postgres, monkeypatch):
     open_database(scratch_postgres(), pool_size=2)
