@@ -52,35 +52,38 @@ _ACCESS_TOKEN_ROWS = '''
     LIMIT 2'''
 _ACCESS_TOKEN = Statement(_ACCESS_TOKEN_ROWS)
 
-# On PostgreSQL the lookup and the rate-limit count are one statement, one round trip: the
-# credential's rows, then (WITH) the upsert of models.rate_limits for the credential the rows
-# admit. The conditions under "admitted" are those the Python below checks, so what it refuses
-# is not counted; should they ever part, a request admitted here but not counted is refused
-# (rate_limits.decide reads no hits as a refusal), never let through uncounted.
-_API_KEY_COUNTED = Statement(f'''
-    WITH c AS ({_API_KEY_ROW}),
-    admitted AS (
-        SELECT c.id AS credential_id, CAST({{p}} AS BIGINT) AS minute, CAST({{p}} AS BIGINT) AS day,
-               CASE WHEN c.requests_per_minute IS NULL THEN CAST({{p}} AS INTEGER) ELSE c.requests_per_minute END
+def _counted(rows: str, admitted: str, per_minute: str, per_day: str) -> Statement:
+    """On PostgreSQL the lookup and the rate-limit count in one statement, one round trip: the
+    credential's ``rows``, then (WITH) the upsert of models.rate_limits for the credential that
+    ``admitted`` (credential_id, minute, day) selects from them. Its conditions are those the
+    Python below checks, so what Python refuses is not counted; should they ever part, a request
+    admitted here but not counted is refused (rate_limits.decide reads no hits as a refusal),
+    never let through uncounted."""
+    return Statement(f'''
+        WITH c AS ({rows}), admitted AS ({admitted}), counted AS ({counting_upsert("SELECT * FROM admitted",
+                                                                                     per_minute, per_day)})
+        SELECT c.*, counted.minute_hits, counted.day_hits FROM c LEFT JOIN counted ON TRUE''', pg_prefix=NO_FLUSH)
+
+
+# A key's own limit, else the platform's default (given as parameters); none at all: not counted.
+_API_KEY_COUNTED = _counted(_API_KEY_ROW, '''
+    SELECT * FROM (
+        SELECT c.id AS credential_id, CAST({p} AS BIGINT) AS minute, CAST({p} AS BIGINT) AS day,
+               CASE WHEN c.requests_per_minute IS NULL THEN CAST({p} AS INTEGER) ELSE c.requests_per_minute END
                    AS per_minute,
-               CASE WHEN c.requests_per_minute IS NULL THEN CAST({{p}} AS INTEGER) ELSE c.requests_per_day END
+               CASE WHEN c.requests_per_minute IS NULL THEN CAST({p} AS INTEGER) ELSE c.requests_per_day END
                    AS per_day
         FROM c
-        WHERE c.is_active AND c.expires_at > {{p}} AND c.user_active AND c.role IS NOT NULL
-          AND (CAST({{p}} AS VARCHAR(255)) IS NULL OR c.workspace_id = {{p}})),
-    counted AS ({counting_upsert("SELECT * FROM admitted WHERE per_minute IS NOT NULL",
-                                 "(SELECT per_minute FROM admitted)", "(SELECT per_day FROM admitted)")})
-    SELECT c.*, counted.minute_hits, counted.day_hits FROM c LEFT JOIN counted ON TRUE''', pg_prefix=NO_FLUSH)
+        WHERE c.is_active AND c.expires_at > {p} AND c.user_active AND c.role IS NOT NULL
+          AND (CAST({p} AS VARCHAR(255)) IS NULL OR c.workspace_id = {p})) AS limited
+    WHERE per_minute IS NOT NULL''', "(SELECT per_minute FROM admitted)", "(SELECT per_day FROM admitted)")
 
-_ACCESS_TOKEN_COUNTED = Statement(f'''
-    WITH c AS ({_ACCESS_TOKEN_ROWS}),
-    admitted AS (
-        SELECT c.id AS credential_id, CAST({{p}} AS BIGINT) AS minute, CAST({{p}} AS BIGINT) AS day
-        FROM c
-        WHERE (c.expires_at IS NULL OR c.expires_at > {{p}}) AND c.user_active AND c.workspace_id IS NOT NULL
-        LIMIT 1),
-    counted AS ({counting_upsert("SELECT * FROM admitted", "CAST({p} AS INTEGER)", "CAST({p} AS INTEGER)")})
-    SELECT c.*, counted.minute_hits, counted.day_hits FROM c LEFT JOIN counted ON TRUE''', pg_prefix=NO_FLUSH)
+# A token has the platform's default limit.
+_ACCESS_TOKEN_COUNTED = _counted(_ACCESS_TOKEN_ROWS, '''
+    SELECT c.id AS credential_id, CAST({p} AS BIGINT) AS minute, CAST({p} AS BIGINT) AS day
+    FROM c
+    WHERE (c.expires_at IS NULL OR c.expires_at > {p}) AND c.user_active AND c.workspace_id IS NOT NULL
+    LIMIT 1''', "CAST({p} AS INTEGER)", "CAST({p} AS INTEGER)")
 
 # The columns' own conversions of what either driver returns.
 _TIMESTAMP = DateTimeField()
@@ -111,26 +114,30 @@ def authenticate_and_count(secret: str, *, workspace_id: str | None, policy: Pol
     SQLite, whose INSERT cannot stand in a WITH."""
     clock = time.time()
     now = datetime.fromtimestamp(clock, timezone.utc).replace(tzinfo=None)
+    minute, day = windows(clock)
     default = policy.default if policy.enabled else None
-    if is_postgres() and policy.enabled and secret.startswith(API_KEY_PREFIX):
-        minute, day = windows(clock)
-        row = _API_KEY_COUNTED.one(digest(secret), minute, day, default and default.per_minute,
-                                   default and default.per_day, now, workspace_id, workspace_id)
-        principal, hits = _api_key_principal(secret, row and row[:-2], workspace_id, now), row[-2:]
-    elif is_postgres() and default is not None and secret.startswith(ACCESS_TOKEN_PREFIX):
-        minute, day = windows(clock)
+    rows = None
+    if not is_postgres():
+        pass
+    elif policy.enabled and secret.startswith(API_KEY_PREFIX):
+        rows = _API_KEY_COUNTED.all(digest(secret), minute, day, default and default.per_minute,
+                                    default and default.per_day, now, workspace_id, workspace_id)
+        principal = _api_key_principal(secret, rows[0][:-2] if rows else None, workspace_id, now)
+    elif default is not None and secret.startswith(ACCESS_TOKEN_PREFIX):
         rows = _ACCESS_TOKEN_COUNTED.all(workspace_id, workspace_id, digest(secret), minute, day, now,
                                          default.per_minute, default.per_day)
         principal = _access_token_principal(secret, [row[:-2] for row in rows], workspace_id, now)
-        hits = rows[0][-2:]
-    else:
+    if rows is None:  # two statements: the lookup, then the count
         principal = authenticate(secret, workspace_id=workspace_id, now=now)
-        limit = policy.limit_for(principal.rate_limit)
-        return principal, None if limit is None else consume(principal.credential_id, limit, now=clock)
-    _last_used.touch(principal, now)
+    else:
+        _last_used.touch(principal, now)
     limit = policy.limit_for(principal.rate_limit)
-    return principal, None if limit is None else decide(principal.credential_id, limit,
-                                                        None if hits[0] is None else hits, clock)
+    if limit is None:
+        return principal, None
+    if rows is None:
+        return principal, consume(principal.credential_id, limit, now=clock)
+    hits = rows[0][-2:]
+    return principal, decide(principal.credential_id, limit, None if hits[0] is None else hits, clock)
 
 
 def _api_key_principal(secret: str, row, workspace_id: str | None, now: datetime) -> Principal:

@@ -90,7 +90,6 @@ def test_new_request_ids_are_unique_across_threads_and_forked_processes():
     assert not forked & {request_id_from(None) for _ in range(100)} and not forked & set(ids)
 
 
-
 def test_lines_are_written_in_batches():
     from core.request_log import _Handler
 
