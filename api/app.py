@@ -4,11 +4,20 @@ The path of a request: RequestContextMiddleware (request id, access log, metrics
 (answered there: api.metrics) → CrossOriginMiddleware
 (only when CORS_ORIGINS names origins) → StaticPathMethods (405 on a fixed path a templated one
 shadows) → connexion's routing → BodyLimitMiddleware (413) →
-AuthorizationMiddleware (the bearer and the workspace, read on the event loop) → connexion's
-validation with ours (400: api.validation) → one hop to a worker thread, where one session
-(models.db: on SQLite the thread's own connection, on PostgreSQL one from the pool) serves the
-admission (401, 403, 429: see api.authorization) and then the handler named by the operationId
-(an upload's handler is async: it reads its body on the event loop and hops to threads for SQL).
+AuthorizationMiddleware (the bearer and the workspace, read from the request) → connexion's
+validation with ours (400: api.validation) → in one database session (models.db: on SQLite the
+thread's own connection, on PostgreSQL one from the pool), the admission (401, 403, 429: see
+api.authorization) and then the handler named by the operationId.
+
+Where the handler runs: on the event loop, without a hop to a worker thread. A handler runs a
+few bounded statements of our own database, and a hop costs more than they do: the thread must
+win the GIL back from the loop after every statement, and under load that wait, not SQL, set the
+pace (GET /permissions on SQLite at 16 connections: about 1,300 req/s on the loop, 850 with the hop;
+scripts/bench_api). While it runs, the process serves nothing else, as a synchronous worker would:
+throughput comes from WORKERS processes. An operation whose handler may wait on something else
+(a DNS lookup, a purge in many batches) says ``x-in-thread: true`` in the contract and runs in a
+worker thread (at most API_THREADS at once), so the loop goes on meanwhile. An upload's handler
+is async: it reads its body on the event loop and hops to threads for SQL.
 The lifespan starts the threads that transcribe uploaded recordings (api.transcription_worker)
 and those that deliver outbound webhooks (api.webhook_worker).
 A database that cannot serve is answered 503 with Retry-After (models.db ``Unavailable``).
@@ -27,6 +36,7 @@ from connexion.exceptions import ProblemException
 from connexion.frameworks import starlette as connexion_starlette
 from connexion.middleware import ConnexionMiddleware
 from connexion.middleware.security import SecurityMiddleware
+from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 from connexion.resolver import Resolution, Resolver
 from connexion.validators import VALIDATOR_MAP
 from starlette.exceptions import HTTPException
@@ -44,6 +54,7 @@ from .cross_origin import cross_origin
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
 from .retention_worker import RetentionWorker
+from .served_contract import ServedContractMiddleware
 from .static_paths import StaticPathMethods
 from .transcription_worker import TranscriptionWorkers
 from .validation import JSONBodyValidator, NamedParameterValidator
@@ -55,23 +66,28 @@ connexion_starlette.PATH_PARAMETER_CONVERTERS = {"path": "path"}
 
 
 PRINCIPAL = "principal"
+# An operation whose handler may wait on something else than a few statements of our database.
+IN_THREAD = "x-in-thread"
 
 
 class HandlerResolver(Resolver):
     """operationId ``createApiKey`` in ``x-openapi-router-controller: handlers.api_keys`` resolves to
     ``handlers.api_keys.create_api_key``, run after the request's admission in one database
-    session of its worker thread; a handler that names a ``principal`` parameter gets the caller."""
+    session, on the event loop or, marked ``x-in-thread: true``, in a worker thread; a handler
+    that names a ``principal`` parameter gets the caller."""
 
     def resolve(self, operation) -> Resolution:
         module = import_module(operation.router_controller)
         handler = getattr(module, contract.handler_name(operation.operation_id))
         audited = AuditedOperation(operation.operation_id, operation.method, operation.path,
                                    operation._operation)
-        return Resolution(_in_session(handler, audited), operation.operation_id)
+        in_thread = operation._operation.get(IN_THREAD) is True
+        return Resolution(_in_session(handler, audited, in_thread), operation.operation_id)
 
 
-def _in_session(handler, audited: AuditedOperation):
-    """The handler after the admission, and, for a change, its audit entry (api.audit_trail)."""
+def _in_session(handler, audited: AuditedOperation, in_thread: bool):
+    """The handler after the admission, and, for a change, its audit entry (api.audit_trail):
+    connexion runs a plain function in a worker thread, a coroutine function on the event loop."""
     wants_principal = PRINCIPAL in inspect.signature(handler).parameters
     if inspect.iscoroutinefunction(handler):
         return _admitted_async(handler, wants_principal, audited)
@@ -95,13 +111,20 @@ def _in_session(handler, audited: AuditedOperation):
                 audited.record(notes, principal, kwargs, returned)
             return returned
 
-    return call
+    if in_thread:
+        return call
+
+    @functools.wraps(handler)
+    async def on_loop(*args, **kwargs):
+        return call(*args, **kwargs)
+
+    return on_loop
 
 
 def _admitted_async(handler, wants_principal: bool, audited: AuditedOperation):
-    """An async handler (one that streams a request body) on the event loop, after the admission
-    in a worker thread; it runs its own SQL in worker threads, a session each
-    (handlers/call_recordings.py), and so does its audit entry."""
+    """An async handler (one that streams a request body, or waits on a remote host) on the event
+    loop, after the admission; it runs its own SQL in worker threads, a session each
+    (handlers/offload.py), so that it holds no connection while it waits."""
     def admit():
         admission = context.context.get(ADMISSION)
         with session():
@@ -113,12 +136,12 @@ def _admitted_async(handler, wants_principal: bool, audited: AuditedOperation):
 
     @functools.wraps(handler)
     async def call(*args, **kwargs):
-        principal = await anyio.to_thread.run_sync(admit)
+        principal = admit()
         if wants_principal:
             kwargs[PRINCIPAL] = principal
         notes = audited.start()
         returned = await handler(*args, **kwargs)
-        await anyio.to_thread.run_sync(finish, notes, principal, kwargs, returned)
+        finish(notes, principal, kwargs, returned)
         return returned
 
     return call
@@ -133,6 +156,8 @@ def _middlewares(settings: Settings) -> list:
                 max_upload_bytes=settings.max_recording_bytes, body_stall_s=settings.api_body_timeout_s,
                 uploads=frozenset(op.operation_id for op in contract.operations() if op.streams_body)))
             stack.append(functools.partial(AuthorizationMiddleware, settings=settings))
+        elif middleware is SwaggerUIMiddleware:
+            stack.append(ServedContractMiddleware)
         else:
             stack.append(middleware)
     return stack
@@ -141,7 +166,8 @@ def _middlewares(settings: Settings) -> list:
 def _lifespan(settings: Settings):
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        # The worker threads every handler hop takes (see Settings.handler_threads).
+        # The worker threads of handlers marked x-in-thread and of async handlers' SQL
+        # (see Settings.handler_threads).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
         workers = [TranscriptionWorkers(settings), WebhookWorkers(settings), RetentionWorker(settings)]
         for group in workers:

@@ -3,13 +3,11 @@
 For each request: the bearer credential (401), the workspace named in the query (403), the rate
 limit (429), then the operation's ``x-permission`` against the caller's effective set (403).
 
-It costs one database session and, on the common path, no thread hop of its own. A hop to a
-worker thread costs about as much CPU as connexion's whole validation, and the handler takes
-one anyway, so the middleware only reads the header and the query (on the event loop) and leaves
-an ``Admission`` in the request's context; the handler's thread runs it, in the handler's session,
-before the handler (see api.app). When something refuses the request before the handler is
-reached (request validation, 400), the middleware runs the admission on the way out, so a bad
-credential still gets 401 rather than 400, and every request counts against its rate limit once.
+It costs no database session of its own: the middleware only reads the header and the query and
+leaves an ``Admission`` in the request's context, which runs in the handler's session, before the
+handler (see api.app). When something refuses the request before the handler is reached (request
+validation, 400), the middleware runs the admission on the way out, so a bad credential still
+gets 401 rather than 400, and every request counts against its rate limit once.
 
 An operation whose ``security`` also lists ``webhookSignature`` (the end-of-call-report webhook)
 accepts, in place of a bearer credential, a body signed with the workspace's signing secret
@@ -26,7 +24,6 @@ from urllib.parse import parse_qs
 
 from connexion.middleware.abstract import RoutedAPI, RoutedMiddleware
 from connexion.operations import AbstractOperation
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.settings import Settings
@@ -54,7 +51,7 @@ class Admission:
 
     def run(self) -> Principal:
         """The caller, or the domain's Unauthenticated, Forbidden, RateLimited, InvalidInput.
-        Call it inside a ``session()``, in a worker thread."""
+        Call it inside a ``session()``."""
         self.ran = True
         principal = admit(self.secret, policy=self.policy, workspace_id=self.workspace_id,
                           permission=self.permission, report=add_response_headers)
@@ -114,7 +111,7 @@ class AuthorizationOperation:
         except Exception:
             if not admission.ran:
                 # Refused before the handler: the credential's verdict comes first.
-                await run_in_threadpool(admission.run_in_session)
+                admission.run_in_session()
             raise
 
     def _workspace(self, scope: Scope) -> str | None:

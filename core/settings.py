@@ -107,17 +107,18 @@ class Settings:
     credits_per_transcribed_second: int = 1
 
     def handler_threads(self) -> int:
-        """How many requests of one API process run their handler and SQL at once.
+        """How many worker threads of one API process run handlers marked ``x-in-thread`` (those
+        that may wait on something else than the database) and the SQL of async handlers; every
+        other handler runs on the event loop (see api.app).
 
-        Handlers are CPU-bound Python that drop the GIL for every statement and must win it back:
-        with many threads each statement's return waits behind the others (at 16 concurrent
-        requests on SQLite, 40 threads served 410 req/s with p99 72 ms, one thread 620 req/s with
-        p99 35 ms). SQLite answers in-process, so one thread keeps a core busy; PostgreSQL answers
-        over a socket, so a second thread works while the first waits. Requests beyond these
-        wait their turn in order. Never more than the pool's connections.
+        Python runs one thread at a time, and a thread that drops the GIL for a statement must win
+        it back: more threads only wait on each other (at 16 concurrent requests on SQLite, 40
+        threads served 410 req/s with p99 72 ms, one thread 620 req/s with p99 35 ms). SQLite
+        answers in-process, so one is enough; PostgreSQL answers over a socket, so a second works
+        while the first waits. With the event loop's own connection, never more than the pool holds.
         """
         wanted = self.api_threads or (2 if is_postgres_url(self.database_url) else 1)
-        return max(1, min(wanted, self.db_pool_size))
+        return max(1, min(wanted, self.db_pool_size - 1))
 
     def rate_limit_policy(self) -> Policy:
         default = Limit(self.default_requests_per_minute, self.default_requests_per_day)

@@ -10,9 +10,10 @@ use moments ago (see ``_Pool``), so a check-out costs no SQL.
 A request waits up to ``pool_timeout`` seconds for a pooled connection. When the database cannot
 serve (no connection came free in time, the server is down or went away mid-request) ``session()``
 raises the domain's ``Unavailable``, which both servers answer with 503 and ``Retry-After``: the
-request may succeed later, and no driver message reaches the client. The API process runs no more
-handler threads than the pool has connections (core.settings ``handler_threads``), so its own
-requests never wait for the pool; the wait covers everything else that shares the process.
+request may succeed later, and no driver message reaches the client. An API process runs its
+handlers on the event loop, one at a time, and a few in worker threads (core.settings
+``handler_threads``), together never more than the pool has connections, so its own requests never
+wait for the pool; the wait covers everything else that shares the process.
 """
 from __future__ import annotations
 

@@ -11,7 +11,9 @@ from core.settings import Settings
     ("sqlite:///x.sqlite3", None, 20, 1),
     ("postgresql://u@h/db", None, 20, 2),  # a second thread works while the first waits on the socket
     ("postgresql://u@h/db", 8, 20, 8),
-    ("postgresql://u@h/db", 8, 4, 4),  # never more threads than pooled connections
+    ("postgresql://u@h/db", 8, 4, 3),  # with the event loop's connection, never more than the pool
+    ("postgresql://u@h/db", None, 2, 1),
+    ("postgresql://u@h/db", None, 1, 1),  # at least one
 ])
 def test_handler_threads(url, threads, pool, expected):
     assert Settings(database_url=url, api_threads=threads, db_pool_size=pool).handler_threads() == expected
