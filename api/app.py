@@ -66,8 +66,6 @@ connexion_starlette.PATH_PARAMETER_CONVERTERS = {"path": "path"}
 
 
 PRINCIPAL = "principal"
-# An operation whose handler may wait on something else than a few statements of our database.
-IN_THREAD = "x-in-thread"
 
 
 class HandlerResolver(Resolver):
@@ -81,7 +79,7 @@ class HandlerResolver(Resolver):
         handler = getattr(module, contract.handler_name(operation.operation_id))
         audited = AuditedOperation(operation.operation_id, operation.method, operation.path,
                                    operation._operation)
-        in_thread = operation._operation.get(IN_THREAD) is True
+        in_thread = contract.Operation(operation.path, operation.method, operation._operation).in_thread
         return Resolution(_in_session(handler, audited, in_thread), operation.operation_id)
 
 

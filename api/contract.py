@@ -18,6 +18,9 @@ SPEC_DIR = Path(__file__).resolve().parent.parent / "openapi"
 SPEC_FILE = SPEC_DIR / "management.yaml"
 BASE_PATH = "/api/v2"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+# Marks an operation whose handler may wait on something else than a few statements of our
+# database: it runs in a worker thread, every other one on the event loop (see api.app).
+IN_THREAD = "x-in-thread"
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,10 @@ class Operation:
         (api.body_limit counts it against ``MAX_RECORDING_BYTES``), not JSON."""
         content = self.spec.get("requestBody", {}).get("content", {})
         return any(media.get("schema", {}).get("format") == "binary" for media in content.values())
+
+    @property
+    def in_thread(self) -> bool:
+        return self.spec.get(IN_THREAD) is True
 
     @property
     def secured(self) -> bool:

@@ -26,7 +26,7 @@ class _CachedSwaggerUIAPI(SwaggerUIAPI):
             spec = self._spec_for_prefix(request)
             # As connexion serialises it (its Jsonifier writes the dates YAML parsed).
             text = Jsonifier().dumps(spec) if media_type == "application/json" else yamldumper(spec)
-            self._served[key] = text.encode() if isinstance(text, str) else text
+            self._served[key] = text.encode()
         return Response(self._served[key], media_type=media_type)
 
     async def _get_openapi_json(self, request):

@@ -68,7 +68,7 @@ def test_the_process_serves_others_while_a_marked_operation_waits_on_a_dns_looku
 
 
 def test_the_operations_that_wait_beyond_the_database_are_marked():
-    marked = {op.operation_id for op in contract.operations() if op.spec.get("x-in-thread") is True}
+    marked = {op.operation_id for op in contract.operations() if op.in_thread}
     assert {"createWebhookSubscription", "updateWebhookSubscription", "purgeRetention"} <= marked
     # A value other than true would be ignored: the extension is true or absent.
-    assert all(op.spec.get("x-in-thread", True) is True for op in contract.operations())
+    assert all(op.spec.get(contract.IN_THREAD, True) is True for op in contract.operations())
