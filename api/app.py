@@ -3,7 +3,8 @@
 The path of a request: RequestContextMiddleware (request id, access log, metrics) → GET /metrics
 (answered there: api.metrics) → CrossOriginMiddleware
 (only when CORS_ORIGINS names origins) → StaticPathMethods (405 on a fixed path a templated one
-shadows) → connexion's routing → BodyLimitMiddleware (413) →
+shadows) → connexion's routing (among the operations of the path's first segment:
+api.route_index) → BodyLimitMiddleware (413) →
 AuthorizationMiddleware (the bearer and the workspace, read from the request) → connexion's
 validation with ours (400: api.validation) → in one database session (models.db: on SQLite the
 thread's own connection, on PostgreSQL one from the pool), the admission (401, 403, 429: see
@@ -35,6 +36,7 @@ from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import ProblemException
 from connexion.frameworks import starlette as connexion_starlette
 from connexion.middleware import ConnexionMiddleware
+from connexion.middleware.routing import RoutingMiddleware
 from connexion.middleware.security import SecurityMiddleware
 from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 from connexion.resolver import Resolution, Resolver
@@ -54,6 +56,7 @@ from .cross_origin import cross_origin
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
 from .retention_worker import RetentionWorker
+from .route_index import IndexedRoutingMiddleware
 from .served_contract import ServedContractMiddleware
 from .static_paths import StaticPathMethods
 from .transcription_worker import TranscriptionWorkers
@@ -156,6 +159,8 @@ def _middlewares(settings: Settings) -> list:
             stack.append(functools.partial(AuthorizationMiddleware, settings=settings))
         elif middleware is SwaggerUIMiddleware:
             stack.append(ServedContractMiddleware)
+        elif middleware is RoutingMiddleware:
+            stack.append(IndexedRoutingMiddleware)
         else:
             stack.append(middleware)
     return stack

@@ -14,6 +14,8 @@ holds a connection and memory as long as it likes. Here:
 - a head (request line and header lines with their CRLFs, through the blank line that ends them,
   as received) over API_MAX_HEAD_BYTES gets 431 and the connection closed, as soon as its first
   byte past the bound arrives: the parser never sees more than the bound.
+- a head the parser refuses (a control character in the request line or a header) gets 400, in
+  the envelope as every other error of the API, where uvicorn would answer in plain text.
 
 A protocol instance is made per connection by uvicorn, which passes only its own config; the
 settings are read from the environment once per process (each worker inherits it).
@@ -145,6 +147,12 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         self._refuse(408, f"The request line and headers did not arrive within {self.head_timeout_s:g} s.")
 
     # --- the answer -----------------------------------------------------------------------
+
+    def send_400_response(self, msg: str) -> None:
+        """What httptools refuses to parse (a NUL or another control character in the request line
+        or a header, a malformed line): uvicorn answers in plain text, the API in its envelope."""
+        self._refuse(400, "The request is not valid HTTP/1.1: its request line or a header holds a character "
+                          "or a form the protocol does not allow.")
 
     def _refuse(self, status: int, message: str) -> None:
         """Answers in the API's error envelope and closes: the rest of the request is never read,

@@ -14,6 +14,8 @@ from connexion.middleware.swagger_ui import SwaggerUIAPI, SwaggerUIMiddleware
 from connexion.utils import yamldumper
 from starlette.responses import Response
 
+from .route_index import index_mounts
+
 
 class _CachedSwaggerUIAPI(SwaggerUIAPI):
     def __init__(self, *args, **kwargs) -> None:
@@ -43,3 +45,4 @@ class ServedContractMiddleware(SwaggerUIMiddleware):
         api = _CachedSwaggerUIAPI(specification, base_path=base_path, arguments=arguments, default=self.default_fn,
                                   **kwargs)
         self.router.mount(api.base_path, app=api.router)
+        index_mounts(self.router)

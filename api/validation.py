@@ -78,6 +78,11 @@ class NamedParameterValidator(ParameterValidator):
                                                        f"{problem}.")
         super().validate(scope)
 
+    def validate_query_parameter_list(self, request, security_params=None):
+        # Sorted, so that a request always gets the same message; each name as a message repeats it.
+        extra = super().validate_query_parameter_list(request, security_params=security_params)
+        return [shorten_name(name) for name in sorted(extra)]
+
     @staticmethod
     def validate_parameter(parameter_type, value, param, param_name=None):
         if is_nullable(param) and is_null(value):

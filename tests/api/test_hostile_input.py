@@ -270,3 +270,11 @@ def test_parameter_validators_are_built_once_per_parameter_whatever_the_values(p
     assert len(validation._parameter_validators) == built
     too_big = platform.client.get(f"{url}&limit=101", headers=owner.headers)
     assert too_big.status_code == 400 and "limit" in too_big.json()["data"]["message"]
+
+
+def test_unknown_query_parameters_are_named_in_order_and_printable(platform):
+    owner = platform.workspace()
+    expected = "Extra query parameter(s) alpha,mid\\x01dle,zeta not in spec."
+    for order in (["zeta", "mid\x01dle", "alpha"], ["alpha", "zeta", "mid\x01dle"]):
+        r = platform.client.get("/api/v2/permissions", params={name: "1" for name in order}, headers=owner.headers)
+        assert r.status_code == 400 and r.json()["data"]["message"] == expected, r.text

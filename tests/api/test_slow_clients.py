@@ -248,6 +248,21 @@ def test_a_head_at_the_bound_is_served_and_one_byte_more_gets_431(server, piece)
     assert str(MAX_HEAD).encode() in response
 
 
+@pytest.mark.parametrize("head", [
+    b"GET /api/v2/permis\x00sions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    b"GET /api/v2/permissions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \x00\r\n\r\n",
+    b"GET /api/v2/permissions?workspaceId=\x01 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    b"NOT HTTP AT ALL\r\n\r\n",
+], ids=["nul-in-path", "nul-in-header", "control-in-query", "not-http"])
+def test_a_head_the_parser_refuses_gets_400_in_the_envelope_and_is_closed(server, head):
+    with connect(server) as connection:
+        connection.sendall(head)
+        response, closed_after = until_closed(connection, time.monotonic())
+    assert closed_after is not None
+    assert_refused(response, 400)
+    assert b"not valid HTTP/1.1" in response
+
+
 def test_a_head_that_never_ends_is_refused_once_it_passes_the_bound(server):
     with connect(server) as connection:
         connection.sendall(b"GET /api/v2/openapi.json HTTP/1.1\r\nX-Pad: " + b"a" * MAX_HEAD)
