@@ -105,3 +105,11 @@ def test_a_request_tries_only_the_routes_of_its_first_segment(monkeypatch):
     _outcome(indexed, hits, "GET", "/unknown")
     # Once as sent, once with a trailing slash (starlette's redirect check).
     assert tried == ["/{entity:path}/versions"] * 2
+
+
+def test_a_second_api_chained_on_the_same_base_path_fails_at_startup():
+    # connexion chains it by setting the mount's default, which the per-segment Routers would
+    # not see: refused rather than ignored.
+    indexed = FirstSegmentRouter(Router(routes=_routes([])))
+    with pytest.raises(AttributeError):
+        indexed.default = Router()
