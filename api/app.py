@@ -6,9 +6,11 @@ The path of a request: RequestContextMiddleware (request id, access log, metrics
 shadows) → connexion's routing (among the operations of the path's first segment:
 api.route_index) → BodyLimitMiddleware (413) →
 AuthorizationMiddleware (the bearer and the workspace, read from the request) → connexion's
-validation with ours (400: api.validation) → in one database session (models.db: on SQLite the
-thread's own connection, on PostgreSQL one from the pool), the admission (401, 403, 429: see
-api.authorization) and then the handler named by the operationId.
+validation with ours (400: api.validation) → connexion's handler pipeline, made once per
+operation (api.handler_pipeline: the arguments cast and passed, the answer serialized) → in one
+database session (models.db: on SQLite the thread's own connection, on PostgreSQL one from the
+pool), the admission (401, 403, 429: see api.authorization) and then the handler named by the
+operationId.
 
 Where the handler runs: on the event loop, without a hop to a worker thread. A handler runs a
 few bounded statements of our own database, and a hop costs more than they do: the thread must
@@ -36,6 +38,7 @@ from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import ProblemException
 from connexion.frameworks import starlette as connexion_starlette
 from connexion.middleware import ConnexionMiddleware
+from connexion.middleware.request_validation import RequestValidationMiddleware
 from connexion.middleware.routing import RoutingMiddleware
 from connexion.middleware.security import SecurityMiddleware
 from connexion.middleware.swagger_ui import SwaggerUIMiddleware
@@ -53,6 +56,7 @@ from .audit_trail import AuditedOperation
 from .authorization import ADMISSION, AuthorizationMiddleware
 from .body_limit import BodyLimitMiddleware
 from .cross_origin import cross_origin
+from .handler_pipeline import ApiDecoratedOnce
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
 from .retention_worker import RetentionWorker
@@ -60,7 +64,7 @@ from .route_index import IndexedRoutingMiddleware
 from .served_contract import ServedContractMiddleware
 from .static_paths import StaticPathMethods
 from .transcription_worker import TranscriptionWorkers
-from .validation import JSONBodyValidator, NamedParameterValidator
+from .validation import JSONBodyValidator, NamedParameterValidator, ValidationMiddleware
 from .webhook_worker import WebhookWorkers
 
 # Every path parameter routes as text, whatever its type: connexion's typed route converters would
@@ -161,6 +165,8 @@ def _middlewares(settings: Settings) -> list:
             stack.append(ServedContractMiddleware)
         elif middleware is RoutingMiddleware:
             stack.append(IndexedRoutingMiddleware)
+        elif middleware is RequestValidationMiddleware:
+            stack.append(ValidationMiddleware)
         else:
             stack.append(middleware)
     return stack
@@ -190,6 +196,8 @@ def create_app(settings: Settings | None = None, *, migrate_schema: bool = True)
     boot(settings, migrate_schema=migrate_schema)
     app = AsyncApp(__name__, specification_dir=str(contract.SPEC_DIR), middlewares=_middlewares(settings),
                    jsonifier=envelope.FastJsonifier(), lifespan=_lifespan(settings))
+    # Each operation's handler pipeline built once, not per request (api.handler_pipeline).
+    app._middleware_app.api_cls = ApiDecoratedOnce
     # The bundled document, parsed once per process (its YAML files take a tenth of a second).
     app.add_api(contract.document(), base_path=contract.BASE_PATH, resolver=HandlerResolver(),
                 strict_validation=True,

@@ -15,6 +15,9 @@ of its own:
   "name\n" through a one-line rule);
 - a message names the field and the rule and echoes at most a few dozen characters of the value
   (a 20,000-item list is shown as its first items and its length).
+
+Each operation's parameter validator is made once (``ValidationMiddleware``); connexion made it,
+with a URI parser, for every request.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ import re
 import orjson
 from connexion.exceptions import BadRequestProblem, UnsupportedMediaTypeProblem
 from connexion.json_schema import Draft4RequestValidator
+from connexion.middleware.request_validation import (
+    RequestValidationAPI, RequestValidationMiddleware, RequestValidationOperation)
 from connexion.utils import is_null, is_nullable
 from connexion.validators import JSONRequestBodyValidator, ParameterValidator
 from jsonschema import Draft4Validator, ValidationError
@@ -255,3 +260,36 @@ def validation_message(detail: str) -> str:
         return "The request body is required."
     detail = cap(detail)
     return detail if detail.endswith(".") else detail + "."
+
+
+class _ValidationOnce(RequestValidationOperation):
+    """connexion's validation of one operation's requests, with the parameter validator made when
+    the API is added. An operation that takes no body has nothing else to check: connexion would
+    read the content type only to find no media type to require and no schema to apply. One that
+    takes a body goes through connexion's validation as it is."""
+
+    def __init__(self, next_app, *, operation, **kwargs) -> None:
+        super().__init__(next_app, operation=operation, **kwargs)
+        uri_parser = operation._uri_parser_class(operation.parameters, operation.body_definition())
+        self._parameters = self._validator_map["parameter"](
+            operation.parameters, uri_parser=uri_parser, strict_validation=self.strict_validation,
+            security_query_params=self.security_query_params)
+        self._takes_body = operation.is_request_body_defined or bool(operation.consumes)
+
+    async def __call__(self, scope, receive, send):
+        if self._takes_body:
+            return await super().__call__(scope, receive, send)
+        self._parameters.validate(scope)
+        await self.next_app(scope, receive, send)
+
+
+class _ValidationOnceAPI(RequestValidationAPI):
+    def make_operation(self, operation) -> RequestValidationOperation:
+        return _ValidationOnce(self.next_app, operation=operation, strict_validation=self.strict_validation,
+                               validator_map=self.validator_map)
+
+
+class ValidationMiddleware(RequestValidationMiddleware):
+    """connexion's RequestValidationMiddleware whose operations keep their parameter validator."""
+
+    api_cls = _ValidationOnceAPI
