@@ -48,11 +48,18 @@ class RequestMetrics:
         self.latency = Histogram(f"{prefix}_request_duration_seconds", f"{server} request latency, by {label}.",
                                  [label], buckets=LATENCY_BUCKETS)
         self.rate_limited = Counter(f"{prefix}_rate_limit_refusals_total", f"{server} requests refused with 429.")
+        # The children of each (label, status) seen, kept: labels() checks and locks on every call.
+        # Both sets are bounded, so this is too.
+        self._children: dict[tuple[str, int], tuple] = {}
 
     def observe(self, value: str, status: int, seconds: float) -> None:
         """One answered request; ``value`` of the label is "-" where no route matched."""
-        self.requests.labels(value, str(status)).inc()
-        self.latency.labels(value).observe(seconds)
+        children = self._children.get((value, status))
+        if children is None:
+            children = self._children[value, status] = (self.requests.labels(value, str(status)),
+                                                         self.latency.labels(value))
+        children[0].inc()
+        children[1].observe(seconds)
         if status == 429:
             self.rate_limited.inc()
 

@@ -63,10 +63,16 @@ def log_access(logger: logging.Logger, method: str, path: str, status: int, star
     if logger.isEnabledFor(logging.INFO):
         path = printable(path, LOGGED_PATH_CHARS)
         ms = round((finished - started) * 1000, 1)
-        logger.info("%s %s %s %d %.1fms %s %s", method, path, operation or "-", status, ms, request_id,
-                    credential_id or "-",
-                    extra={"method": method, "path": path, "operation": operation, "status": status, "ms": ms,
-                           "request_id": request_id, "credential_id": credential_id})
+        # The record made here rather than by logger.info, which would walk the stack to find what
+        # is known: the caller is this function.
+        logger.handle(logger.makeRecord(
+            logger.name, logging.INFO, __file__, _ACCESS_LINE, "%s %s %s %d %.1fms %s %s",
+            (method, path, operation or "-", status, ms, request_id, credential_id or "-"), None, "log_access",
+            {"method": method, "path": path, "operation": operation, "status": status, "ms": ms,
+             "request_id": request_id, "credential_id": credential_id}))
+
+
+_ACCESS_LINE = log_access.__code__.co_firstlineno
 
 
 class JsonFormatter(logging.Formatter):
