@@ -6,7 +6,8 @@ wrapper functions each with functools.wraps, the handler's signature inspected, 
 from the operation's parameters; then, for every request, it regroups the operation's parameters
 by where they go, works out their defaults, reads the content type to name a body the operation
 does not take, and looks up the operation's media types, through context variables each time.
-None of that depends on the request: together it was about a fifth of the CPU of GET /permissions.
+None of that depends on the request: with the same waste in request validation (api.validation),
+it was more than a quarter of the instructions of GET /permissions on PostgreSQL.
 Here each operation works it out once, when the API is added. What still runs per request is
 connexion's own casting of each value (``_get_val_from_param``), the defaults merged as connexion
 merges them, and its serialization, so a handler gets the same arguments and the client the same
