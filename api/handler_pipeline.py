@@ -28,6 +28,8 @@ from connexion.decorators.response import AsyncResponseDecorator
 from connexion.exceptions import NonConformingResponseHeaders
 from connexion.utils import deep_merge, extract_content_type, inspect_function_arguments
 
+from .validation import uri_parser_of
+
 
 class _Arguments(AsyncParameterDecorator):
     """connexion's AsyncParameterDecorator for one operation. For an operation without a request
@@ -60,8 +62,10 @@ class _Arguments(AsyncParameterDecorator):
             kwargs = {}
             for name, value in request.path_params.items():
                 definition = path.get(name)
-                key = names[name] if definition is not None else sanitize(sanitize(name))
-                kwargs[key] = value if definition is None else _get_val_from_param(value, definition)
+                if definition is None:  # a path value the contract does not declare, passed as it came
+                    kwargs[sanitize(sanitize(name))] = value
+                else:
+                    kwargs[names[name]] = _get_val_from_param(value, definition)
             for name, value in deep_merge(fresh_defaults(defaults), request.query_params).items():
                 if name in taken:
                     kwargs[names[name]] = _get_val_from_param(value, query[name])
@@ -82,8 +86,8 @@ class _Answer(AsyncResponseDecorator):
 
     def __init__(self, operation, **kwargs) -> None:
         super().__init__(**kwargs)
+        self._operation = operation
         self._produces = list(set(operation.produces))
-        self._declared = operation.produces
 
     def _infer_content_type(self, data, headers):
         # connexion's inference, minus the header scan when the handler set no header.
@@ -94,7 +98,7 @@ class _Answer(AsyncResponseDecorator):
         if content_type:
             if content_type not in produces:
                 raise NonConformingResponseHeaders(
-                    f"Returned content type ({content_type}) is not defined in operation spec ({self._declared}).")
+                    f"Returned content type ({content_type}) is not defined in operation spec ({self._operation.produces}).")
             return content_type
         if len(produces) == 1:
             return produces[0]
@@ -111,12 +115,7 @@ class _DecoratedOnce(StarletteDecorator):
     def __init__(self, operation, **kwargs) -> None:
         super().__init__(**kwargs)
         self._operation = operation
-        parser_class = self.uri_parser_class or operation.uri_parser_class
-        self._uri_parser = parser_class(operation.parameters, operation.body_definition())
-
-    @property
-    def uri_parser(self):
-        return self._uri_parser
+        self._uri_parser = uri_parser_of(operation)
 
     @property
     def _parameter_decorator_cls(self):

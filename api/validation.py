@@ -262,6 +262,12 @@ def validation_message(detail: str) -> str:
     return detail if detail.endswith(".") else detail + "."
 
 
+def uri_parser_of(operation):
+    """The URI parser of ``operation`` (its parameters split and typed as its contract says): one
+    per operation and layer, made at startup; connexion made one per request in each layer."""
+    return operation.uri_parser_class(operation.parameters, operation.body_definition())
+
+
 class _ValidationOnce(RequestValidationOperation):
     """connexion's validation of one operation's requests, with the parameter validator made when
     the API is added. An operation that takes no body has nothing else to check: connexion would
@@ -270,9 +276,8 @@ class _ValidationOnce(RequestValidationOperation):
 
     def __init__(self, next_app, *, operation, **kwargs) -> None:
         super().__init__(next_app, operation=operation, **kwargs)
-        uri_parser = operation._uri_parser_class(operation.parameters, operation.body_definition())
         self._parameters = self._validator_map["parameter"](
-            operation.parameters, uri_parser=uri_parser, strict_validation=self.strict_validation,
+            operation.parameters, uri_parser=uri_parser_of(operation), strict_validation=self.strict_validation,
             security_query_params=self.security_query_params)
         self._takes_body = operation.is_request_body_defined or bool(operation.consumes)
 
