@@ -17,7 +17,10 @@ few bounded statements of our own database, and a hop costs more than they do: t
 win the GIL back from the loop after every statement, and under load that wait, not SQL, set the
 pace (GET /permissions on SQLite at 16 connections: about 1,300 req/s on the loop, 850 with the hop;
 scripts/bench_api). While it runs, the process serves nothing else, as a synchronous worker would:
-throughput comes from WORKERS processes. An operation whose handler may wait on something else
+throughput comes from WORKERS processes. Nor does it accept connections: uvloop accepts one
+waiting connection per turn of the loop (libuv since 1.45), and a turn runs every request then
+ready, so under load a burst of new connections waits several turns for its first answer, where
+kept-alive ones do not (scripts/bench_api measures on kept-alive connections for that reason). An operation whose handler may wait on something else
 (a DNS lookup, a purge in many batches) says ``x-in-thread: true`` in the contract and runs in a
 worker thread (at most API_THREADS at once), so the loop goes on meanwhile. An upload's handler
 is async: it reads its body on the event loop and hops to threads for SQL.

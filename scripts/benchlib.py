@@ -14,6 +14,8 @@ import importlib.util
 import json
 import math
 import os
+import re
+import resource
 import shutil
 import signal
 import socket
@@ -25,6 +27,7 @@ import time
 import urllib.error
 import urllib.request
 import wave
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
 from urllib.parse import urlparse, urlunparse
@@ -335,6 +338,131 @@ def start_stt_server(work: Path, model: Path, **settings) -> SttServer:
     server = Server([sys.executable, "-m", "stt.server"], env, data_dir / "server.log")
     wait_ready(server, f"http://127.0.0.1:{port}/ready", timeout=120)
     return SttServer(server, port, token)
+
+
+# --- load generators ------------------------------------------------------------------------------
+
+def find_tool(path: str | None, binary: str, package: str, option: str, elsewhere: str) -> str:
+    """``path``, else ``binary`` on PATH; when missing and running as root on Debian, Debian's
+    ``package`` is installed first, else the run stops saying how to get it."""
+    if path:
+        return path
+    found = shutil.which(binary)
+    if not found and os.geteuid() == 0 and shutil.which("apt-get"):
+        log(f"{binary} not found: apt-get install -y {package}")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        install = ["apt-get", "install", "-y", "-q", package]
+        quiet = {"env": env, "stdout": sys.stderr, "stderr": sys.stderr}
+        if subprocess.run(install, **quiet).returncode != 0:
+            log("apt-get install failed: updating the package lists once, then again")
+            subprocess.run(["apt-get", "update", "-q"], **quiet)
+            subprocess.run(install, **quiet)
+        found = shutil.which(binary)
+    if not found:
+        raise SystemExit(f"{Path(sys.argv[0]).name} needs the HTTP load generator {binary} on PATH (or {option} "
+                         f"PATH): `sudo apt-get install {package}` on Debian or Ubuntu, {elsewhere}")
+    return found
+
+
+@dataclass
+class Result:
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: dict[str, int]  # only the kinds that occurred
+    generator_cores: float  # the generator's CPU time over the run's wall time
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds > 0 else 0.0
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass
+class _Generator:
+    binary: str
+    max_threads: int
+    timeout: int  # seconds
+
+    def threads(self, concurrency: int) -> int:
+        return min(concurrency, self.max_threads)
+
+
+@dataclass
+class Wrk(_Generator):
+    """wrk, whose Lua ``script`` writes its done() counts and percentiles as one BENCH_RESULT JSON
+    line. Each run opens its connections anew, and their first requests are measured."""
+    script: Path
+
+    def run(self, url: str, concurrency: int, seconds: int, headers: dict[str, str], body=None) -> Result:
+        command = [self.binary, "-t", str(self.threads(concurrency)), "-c", str(concurrency), "-d", f"{seconds}s",
+                   "--timeout", f"{self.timeout}s", "-s", str(self.script)]
+        for name, value in headers.items():
+            command += ["-H", f"{name}: {value}"]
+        env = {k: v for k, v in os.environ.items() if k != "BENCH_BODY"}
+        if body is not None:
+            env["BENCH_BODY"] = json.dumps(body)
+        before = _children_cpu()
+        done = subprocess.run(command + [url], env=env, capture_output=True, text=True,
+                              timeout=seconds + self.timeout + 30)
+        cpu = _children_cpu() - before
+        line = next((line for line in done.stdout.splitlines() if line.startswith("BENCH_RESULT ")), None)
+        if line is None:
+            raise RuntimeError(f"wrk gave no result (exit {done.returncode}):\n{done.stdout}{done.stderr}")
+        out = json.loads(line.removeprefix("BENCH_RESULT "))
+        errors = {kind: out[kind] for kind in ("non-2xx", "connect", "read", "write", "timeout") if out[kind]}
+        return Result(out["requests"], out["duration_us"] / 1e6, out["p50_us"] / 1000, out["p99_us"] / 1000,
+                      errors, cpu / max(out["duration_us"] / 1e6, 1e-9))
+
+
+@dataclass
+class H2load(_Generator):
+    """h2load (nghttp2) speaking HTTP/1.1: ``warmup`` seconds of load, then ``seconds`` measured on
+    the same connections, each request's status and latency (start of send to end of response, 1 µs)
+    from its per-request log. A new connection's first request waits for the server to accept it,
+    which a busy event loop does one waiting connection per turn (libuv since 1.45, so uvloop): with
+    16 fresh connections, that queue, not request handling, is the slowest percent of a short run.
+    Warming the connections that are then measured keeps the figures those of requests, as a
+    client's keep-alive pool sees them."""
+    scratch: Path  # where its log and a request body are written
+
+    def run(self, url: str, concurrency: int, seconds: int, headers: dict[str, str], body=None, *,
+            warmup: int = 0) -> Result:
+        log_file = self.scratch / "requests.tsv"
+        log_file.unlink(missing_ok=True)  # h2load appends
+        command = [self.binary, "--h1", "-t", str(self.threads(concurrency)), "-c", str(concurrency),
+                   "-D", str(seconds), f"--connection-inactivity-timeout={self.timeout}", f"--log-file={log_file}"]
+        if warmup:
+            command.append(f"--warm-up-time={warmup}")
+        for name, value in headers.items():
+            command += ["-H", f"{name}: {value}"]
+        if body is not None:
+            data = self.scratch / "body.json"
+            data.write_text(json.dumps(body))
+            command += ["-d", str(data), "-H", "content-type: application/json"]
+        before = _children_cpu()
+        done = subprocess.run(command + [url], capture_output=True, text=True,
+                              timeout=warmup + seconds + self.timeout + 30)
+        cpu = _children_cpu() - before
+        rows = [line.split("\t") for line in log_file.read_text().splitlines()] if log_file.exists() else []
+        latencies = [int(row[2]) / 1000 for row in rows]
+        # Status 0: a request sent in the warm-up and answered in the measured time, whose status
+        # h2load does not keep (it counts it as succeeded); a broken answer is in "errored".
+        errors = {"non-2xx": sum(1 for row in rows if row[1] != "0" and not row[1].startswith("2"))}
+        summary = next((line for line in done.stdout.splitlines() if line.startswith("requests: ")), "")
+        for kind in ("errored", "timeout"):
+            found = re.search(rf"(\d+) {kind}", summary)
+            errors[kind] = int(found.group(1)) if found else 0
+        if done.returncode != 0 or not rows:
+            errors["no result"] = 1
+            log(f"h2load answered nothing (exit {done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        return Result(len(rows), seconds, percentile(latencies, 50), percentile(latencies, 99),
+                      {kind: n for kind, n in errors.items() if n}, cpu / (warmup + seconds))
 
 
 # --- machine load ---------------------------------------------------------------------------------

@@ -1,9 +1,13 @@
-"""The benchmark scripts' shared plumbing: percentiles, undo order, servers stopped as a group."""
+"""The benchmark scripts' shared plumbing: percentiles, undo order, servers stopped as a group, the
+load generator's figures."""
 from __future__ import annotations
 
+import http.server
 import os
+import shutil
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -12,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 import benchlib  # noqa: E402
+from tests.conftest import skip_or_fail  # noqa: E402
 
 
 def test_percentile_is_nearest_rank():
@@ -94,3 +99,63 @@ def test_service_env_leaves_unset_what_is_none(monkeypatch):
     assert "DATABASE_URL" not in env
     assert env["WORKERS"] == "2" and env["HOST"] == "127.0.0.1"
     assert env["DEFAULT_REQUESTS_PER_MINUTE"] == benchlib.UNLIMITED
+
+
+class _Counting(http.server.BaseHTTPRequestHandler):
+    """Keep-alive HTTP/1.1: 200 on /ok, 404 elsewhere; counts connections and requests."""
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # the head and the body are two writes
+    connections = requests = 0
+
+    def setup(self):
+        super().setup()
+        type(self).connections += 1
+
+    def do_GET(self):
+        type(self).requests += 1
+        body = b"ok"
+        self.send_response(200 if self.path == "/ok" else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def counting_server():
+    handler = type("Handler", (_Counting,), {})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def h2load(tmp_path):
+    binary = shutil.which("h2load")
+    if binary is None:
+        skip_or_fail("needs h2load, scripts/bench_api's load generator: apt-get install nghttp2-client")
+    return benchlib.H2load(binary, max_threads=1, timeout=10, scratch=tmp_path)
+
+
+def test_h2load_measures_only_after_its_warmup_on_the_same_connections(h2load, counting_server):
+    base, handler = counting_server
+    result = h2load.run(f"{base}/ok", 3, 1, {"X-Probe": "1"}, warmup=1)
+    assert result.errors == {}
+    assert result.requests > 0 and result.seconds == 1
+    assert 0 < result.p50_ms <= result.p99_ms
+    # The warm-up's requests went to the server but are not in the result, and its three
+    # connections carried the measured requests: no first request on a new connection is measured.
+    assert handler.requests > result.requests
+    assert handler.connections == 3
+
+
+def test_h2load_counts_answers_other_than_2xx(h2load, counting_server):
+    base, _ = counting_server
+    result = h2load.run(f"{base}/missing", 1, 1, {})
+    assert result.requests > 0
+    assert result.errors == {"non-2xx": result.requests}
