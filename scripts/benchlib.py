@@ -465,6 +465,36 @@ class H2load(_Generator):
                       {kind: n for kind, n in errors.items() if n}, cpu / (warmup + seconds))
 
 
+def connections_by_process(pids, port: int) -> list[int]:
+    """How many established TCP connections to local ``port`` each of ``pids`` holds, in ascending
+    order (Linux /proc; empty elsewhere). Workers that share a listening socket keep each connection
+    where it was accepted, so with a few kept-alive clients this split, not the code, can set a run's
+    rate and tail."""
+    established = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # ESTABLISHED
+                established.add(fields[9])  # inode
+    counts = []
+    for pid in pids:
+        held = 0
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    link = os.readlink(fd)
+                    held += link.startswith("socket:[") and link[8:-1] in established
+        except OSError:
+            continue
+        if held:
+            counts.append(held)
+    return sorted(counts)
+
+
 # --- machine load ---------------------------------------------------------------------------------
 
 class CpuMeter:

@@ -6,6 +6,7 @@ import http.server
 import os
 import shutil
 import signal
+import socket
 import sys
 import threading
 import time
@@ -159,3 +160,19 @@ def test_h2load_counts_answers_other_than_2xx(h2load, counting_server):
     result = h2load.run(f"{base}/missing", 1, 1, {})
     assert result.requests > 0
     assert result.errors == {"non-2xx": result.requests}
+
+
+def test_connections_are_counted_where_they_were_accepted(counting_server):
+    base, _ = counting_server
+    port = int(base.rsplit(":", 1)[1])
+    clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+    try:
+        deadline = time.monotonic() + 5
+        while benchlib.connections_by_process([os.getpid()], port) != [3] and time.monotonic() < deadline:
+            time.sleep(0.01)  # accepted by the server's thread
+        # This process holds both ends: only the three accepted ends are on the server's port.
+        assert benchlib.connections_by_process([os.getpid()], port) == [3]
+        assert benchlib.connections_by_process([os.getpid()], benchlib.free_port()) == []
+    finally:
+        for client in clients:
+            client.close()
