@@ -20,9 +20,10 @@ scripts/bench_api). While it runs, the process serves nothing else, as a synchro
 throughput comes from WORKERS processes. Nor does it accept connections: uvloop accepts one
 waiting connection per turn of the loop (libuv since 1.45), and a turn runs every request then
 ready, so under load a burst of new connections waits several turns for its first answer, where
-kept-alive ones do not (scripts/bench_api measures on kept-alive connections for that reason). An operation whose handler may wait on something else
-(a DNS lookup, a purge in many batches) says ``x-in-thread: true`` in the contract and runs in a
-worker thread (at most API_THREADS at once), so the loop goes on meanwhile. An upload's handler
+kept-alive ones do not (scripts/bench_api measures on kept-alive connections for that reason).
+An operation whose handler may wait on something else (a DNS lookup, a purge in many batches)
+says ``x-in-thread: true`` in the contract and runs in a worker thread (at most API_THREADS at
+once), so the loop goes on meanwhile. An upload's handler
 is async: it reads its body on the event loop and hops to threads for SQL.
 The lifespan starts the threads that transcribe uploaded recordings (api.transcription_worker)
 and those that deliver outbound webhooks (api.webhook_worker).

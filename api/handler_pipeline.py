@@ -98,7 +98,8 @@ class _Answer(AsyncResponseDecorator):
         if content_type:
             if content_type not in produces:
                 raise NonConformingResponseHeaders(
-                    f"Returned content type ({content_type}) is not defined in operation spec ({self._operation.produces}).")
+                    f"Returned content type ({content_type}) is not defined in operation spec "
+                    f"({self._operation.produces}).")
             return content_type
         if len(produces) == 1:
             return produces[0]

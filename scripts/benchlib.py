@@ -190,6 +190,19 @@ def scratch_postgres(admin_url: str, name: str) -> str:
 
 # --- servers --------------------------------------------------------------------------------------
 
+def settle_postgres(url: str) -> None:
+    """VACUUM ANALYZE: the statistics and visibility map a table has once autovacuum has seen it."""
+    import psycopg2
+
+    conn = psycopg2.connect(url)
+    conn.autocommit = True  # VACUUM refuses to run inside a transaction
+    try:
+        with conn.cursor() as cur:
+            cur.execute("VACUUM ANALYZE")
+    finally:
+        conn.close()
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -393,10 +406,23 @@ class _Generator:
         return min(concurrency, self.max_threads)
 
 
+# wrk's done() hook, which a Wrk script ends with: its counts and its histogram's percentiles (1 µs
+# resolution, every request) as the one JSON line Wrk.run reads. errors.status counts answers above 399.
+WRK_DONE_LUA = r'''
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('BENCH_RESULT {"requests": %d, "duration_us": %d, "p50_us": %d, "p99_us": %d, ' ..
+    '"non-2xx": %d, "connect": %d, "read": %d, "write": %d, "timeout": %d}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.status, e.connect, e.read, e.write, e.timeout))
+end
+'''
+
+
 @dataclass
 class Wrk(_Generator):
-    """wrk, whose Lua ``script`` writes its done() counts and percentiles as one BENCH_RESULT JSON
-    line. Each run opens its connections anew, and their first requests are measured."""
+    """wrk, whose Lua ``script`` ends with WRK_DONE_LUA. Each run opens its connections anew, and
+    their first requests are measured."""
     script: Path
 
     def run(self, url: str, concurrency: int, seconds: int, headers: dict[str, str], body=None) -> Result:

@@ -107,13 +107,16 @@ class _Counting(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # the head and the body are two writes
     connections = requests = 0
+    counting = threading.Lock()  # one thread per connection: += alone could lose a count
 
     def setup(self):
         super().setup()
-        type(self).connections += 1
+        with self.counting:
+            type(self).connections += 1
 
     def do_GET(self):
-        type(self).requests += 1
+        with self.counting:
+            type(self).requests += 1
         body = b"ok"
         self.send_response(200 if self.path == "/ok" else 404)
         self.send_header("Content-Length", str(len(body)))
