@@ -21,6 +21,8 @@ throughput comes from WORKERS processes. Nor does it accept connections: uvloop 
 waiting connection per turn of the loop (libuv since 1.45), and a turn runs every request then
 ready, so under load a burst of new connections waits several turns for its first answer, where
 kept-alive ones do not (scripts/bench_api measures on kept-alive connections for that reason).
+Which of several workers accepts a connection is a race, and it stays there: api.connection_balance
+moves connections off a worker that holds more than its share.
 An operation whose handler may wait on something else (a DNS lookup, a purge in many batches)
 says ``x-in-thread: true`` in the contract and runs in a worker thread (at most API_THREADS at
 once), so the loop goes on meanwhile. An upload's handler

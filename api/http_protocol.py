@@ -17,6 +17,12 @@ holds a connection and memory as long as it likes. Here:
 - a head the parser refuses (a control character in the request line or a header) gets 400, in
   the envelope as every other error of the API, where uvicorn would answer in plain text.
 
+With several workers, each connection counts in this worker's share (api.connection_balance): a
+request that arrives while this worker holds two or more connections more than another may be
+answered with ``Connection: close``. Only a request without a body, alone on its connection: a
+body left unread when the connection closes could reset the connection before the client reads
+the answer, and a pipelined request behind it would go unanswered.
+
 A protocol instance is made per connection by uvicorn, which passes only its own config; the
 settings are read from the environment once per process (each worker inherits it).
 """
@@ -31,6 +37,9 @@ import orjson
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from core.settings import Settings
+
+from . import connection_balance
+from .metrics import BALANCING_CLOSES
 
 log = logging.getLogger("api.http")
 
@@ -60,16 +69,29 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         # Between a message's first byte and its end: tells a started request from an idle connection.
         self._in_message = False
+        self._worker = connection_balance.this_worker()
 
     # --- the connection -------------------------------------------------------------------
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
+        if self._worker is not None:
+            self._worker.opened()
         self._arm_head_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_deadline()
+        self._leave_share()
         super().connection_lost(exc)
+
+    def handle_websocket_upgrade(self) -> None:
+        self._leave_share()  # the connection is the WebSocket protocol's from now on
+        super().handle_websocket_upgrade()
+
+    def _leave_share(self) -> None:
+        if self._worker is not None:
+            self._worker.closed()
+            self._worker = None
 
     def data_received(self, data: bytes) -> None:
         while self._head_pending and len(data) > self.max_head_bytes - self._head_bytes:
@@ -103,7 +125,13 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._head_pending = False
         self._cancel_head_deadline()
+        previous = self.cycle
         super().on_headers_complete()
+        if (self._worker is not None and self.cycle is not previous and not self.pipeline
+                and self._worker.should_close() and not _has_body(self.scope["headers"])):
+            # Answered in full, then closed: the client's next connection may go to another worker.
+            self.cycle.keep_alive = False
+            BALANCING_CLOSES.inc()
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -170,3 +198,10 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def _peer(self) -> str:
         return "%s:%d" % self.client if self.client else "a client"
+
+
+def _has_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    for name, value in headers:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() != b"0"):
+            return True
+    return False

@@ -4,6 +4,7 @@ worker's files, so it is rendered off the event loop."""
 from __future__ import annotations
 
 import anyio.to_thread
+from prometheus_client import Counter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.metrics import CONTENT_TYPE, RequestMetrics, exposition
@@ -12,6 +13,10 @@ PATH = "/metrics"
 
 # By operationId.
 REQUESTS = RequestMetrics("api", "Management API", "operation")
+# Many a minute means clients keep reconnecting to the same worker (api.connection_balance).
+BALANCING_CLOSES = Counter("api_connections_closed_for_balance_total",
+                           "Kept-alive connections a worker ended (Connection: close on a complete answer) "
+                           "because it held two or more connections more than another worker.")
 
 
 class MetricsEndpoint:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import uvicorn
 
+from api import connection_balance
 from api.app import create_app
 from core.boot import boot
 from core.metrics import prepare_multiprocess
@@ -37,11 +38,13 @@ def main() -> None:
     # The speech server inherits this environment, so both share the database and settings.
     speech = subprocess.Popen([sys.executable, "-m", "stt.server"], preexec_fn=_die_with_parent) \
         if settings.stt_enabled else None
-    # Several workers share their metrics through files (see core.metrics); set after the speech
-    # server started, which is one process and keeps its own.
-    metrics_dir = Path(tempfile.mkdtemp(prefix="api-metrics-")) if settings.workers > 1 else None
-    if metrics_dir is not None:
-        prepare_multiprocess(metrics_dir)
+    # Several workers share their metrics through files (see core.metrics), and a table of how many
+    # connections each holds, so that they stay spread (api.connection_balance). Set after the
+    # speech server started, which is one process and keeps its own.
+    shared_dir = Path(tempfile.mkdtemp(prefix="api-workers-")) if settings.workers > 1 else None
+    if shared_dir is not None:
+        prepare_multiprocess(shared_dir / "metrics")
+        connection_balance.prepare(shared_dir / "connections", settings.workers)
     try:
         # Several workers are processes uvicorn spawns, each building its app with worker_app.
         app = "api.serve:worker_app" if settings.workers > 1 else "api.app:create_app"
@@ -54,8 +57,8 @@ def main() -> None:
                     # clients would hold connections for ever): API_HEAD_TIMEOUT_S, API_MAX_HEAD_BYTES.
                     http="api.http_protocol:HeadLimitedHttpToolsProtocol")
     finally:
-        if metrics_dir is not None:
-            shutil.rmtree(metrics_dir, ignore_errors=True)
+        if shared_dir is not None:
+            shutil.rmtree(shared_dir, ignore_errors=True)
         if speech is not None:
             speech.terminate()
             try:
@@ -73,6 +76,7 @@ def worker_app():
     if parent is not None and os.getppid() != parent.pid:
         # The parent died before the request above was made: the kernel will not send the signal.
         signal.raise_signal(signal.SIGTERM)
+    connection_balance.join()
     return create_app()
 
 
