@@ -26,6 +26,7 @@ is alive, and frees the slot if not, so a dead worker never draws connections aw
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import logging
 import mmap
@@ -125,20 +126,14 @@ class WorkerConnections:
                 self._words[2 * slot] = 0
                 self._words[2 * slot + 1] = 0
 
+    @contextlib.contextmanager
     def _locked(self):
-        return _FileLock(self._path)
-
-
-class _FileLock:
-    def __init__(self, path: str) -> None:
-        self._path = path
-
-    def __enter__(self) -> None:
-        self._fd = os.open(self._path, os.O_RDWR)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *_) -> None:
-        os.close(self._fd)  # releases the lock
+        fd = os.open(self._path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
 
 def _alive(pid: int) -> bool:
@@ -147,7 +142,7 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # another user's process: alive
     return True
 
 

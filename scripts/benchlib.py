@@ -494,8 +494,8 @@ class H2load(_Generator):
 def connections_by_process(pids, port: int) -> list[int]:
     """How many established TCP connections to local ``port`` each of ``pids`` holds, in ascending
     order (Linux /proc; empty elsewhere). Workers that share a listening socket keep each connection
-    where it was accepted, so with a few kept-alive clients this split, not the code, can set a run's
-    rate and tail."""
+    where it was accepted unless they close it (the API's do, to keep them spread), so with a few
+    kept-alive clients this split, not the code, can set a run's rate and tail."""
     established = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -519,6 +519,19 @@ def connections_by_process(pids, port: int) -> list[int]:
         if held:
             counts.append(held)
     return sorted(counts)
+
+
+def balancing_closes(base_url: str) -> int:
+    """How many connections the management API's workers have closed to keep them spread
+    (api/connection_balance.py), from its /metrics: less this scrape's own answer if it was one (a
+    worker that has not yet seen the last clients' connections end may close it too)."""
+    with _LOCAL.open(base_url + "/metrics", timeout=10) as response:
+        own = response.headers.get("connection", "").lower() == "close"
+        body = response.read().decode()
+    for line in body.splitlines():
+        if line.startswith("api_connections_closed_for_balance_total "):
+            return int(float(line.split()[1])) - own
+    return 0
 
 
 # --- machine load ---------------------------------------------------------------------------------

@@ -5,18 +5,18 @@ from __future__ import annotations
 import http.client
 import os
 import signal
+import socket
 import struct
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-import httpx
 import pytest
 
 from api import connection_balance
 from api.connection_balance import CLOSE_INTERVAL_S, WorkerConnections
-from scripts.benchlib import connections_by_process
+from scripts.benchlib import balancing_closes, connections_by_process
 from tests.api.test_serve import children, wait_for
 from tests.conftest import start_server, stop_server
 
@@ -191,7 +191,7 @@ def test_connections_made_while_one_worker_could_not_accept_end_up_split_evenly(
         token = server.admin("bootstrap", "--workspace", "Balance", "--email", "b@example.com")["token"]
         assert wait_for(lambda: len(workers_of(server)) == 2, 30)
         workers = workers_of(server)
-        counted_before = _closes_counted(server.url)  # the clients' closes are counted from here
+        counted_before = balancing_closes(server.url)  # the clients' closes are counted from here
         # One worker stopped: the other accepts every connection.
         os.kill(workers[0], signal.SIGSTOP)
         try:
@@ -218,7 +218,7 @@ def test_connections_made_while_one_worker_could_not_accept_end_up_split_evenly(
         for client in clients:
             client.join(15)
             client.connection.close()
-        counted = None if not clients else _closes_counted(server.url) - counted_before
+        counted = None if not clients else balancing_closes(server.url) - counted_before
         stop_server(server)
     assert all(client.error is None for client in clients), [client.error for client in clients]
     assert closes >= CONNECTIONS // 2  # at least one per connection that moved
@@ -230,12 +230,46 @@ def test_connections_made_while_one_worker_could_not_accept_end_up_split_evenly(
     assert {status for client in clients for status in client.statuses} == {200}
 
 
-def _closes_counted(url: str) -> float:
-    """The workers' count of closes for balance, less this scrape's own answer if it was one (the
-    worker that takes it may not have seen the clients' connections end yet)."""
-    response = httpx.get(url + "/metrics")
-    own = response.headers.get("connection") == "close"
-    for line in response.text.splitlines():
-        if line.startswith("api_connections_closed_for_balance_total "):
-            return float(line.split()[1]) - own
-    return 0.0
+def table_of(workers: list[int]) -> str:
+    """The table's path, from the environment the workers were started with."""
+    environ = Path(f"/proc/{workers[0]}/environ").read_bytes().split(b"\0")
+    return next(item.split(b"=", 1)[1].decode() for item in environ
+                if item.startswith(connection_balance.TABLE_ENV.encode() + b"="))
+
+
+def test_each_worker_counts_a_connection_only_while_it_lasts_however_it_ends(tmp_path):
+    server = start_server(tmp_path, WORKERS=2, API_MAX_HEAD_BYTES=4096, API_HEAD_TIMEOUT_S=60)
+    port = int(server.url.rsplit(":", 1)[1])
+    try:
+        assert wait_for(lambda: len(workers_of(server)) == 2, 30)
+        workers = workers_of(server)
+        table = table_of(workers)
+        assert sorted(read_slot(table, slot)[0] for slot in range(4)) == [0, 0, *sorted(workers)]
+
+        def counted() -> list[int]:
+            return sorted(count for _, count in (read_slot(table, slot) for slot in range(4)) if count)
+
+        def exchange(payload: bytes) -> bytes:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(payload)
+                return sock.recv(65536)
+
+        for _ in range(6):
+            assert exchange(b"GET /api/v2/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        for _ in range(4):  # the connection becomes the WebSocket protocol's, which refuses it
+            assert exchange(b"GET /api/v2/permissions HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                            b"Sec-WebSocket-Version: 13\r\n\r\n").startswith(b"HTTP/1.1 403")
+        for _ in range(4):
+            assert exchange(b"GET /api/v2/\x00 HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 400")
+            assert exchange(b"GET / HTTP/1.1\r\nX: " + b"a" * 8000 + b"\r\n\r\n").startswith(b"HTTP/1.1 431")
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        try:
+            assert wait_for(lambda: counted() == connections_by_process(workers, port)
+                            and sum(counted()) == 3, 10), (counted(), connections_by_process(workers, port))
+        finally:
+            for sock in held:
+                sock.close()
+        assert wait_for(lambda: counted() == [], 10), counted()
+    finally:
+        stop_server(server)
