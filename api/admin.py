@@ -16,9 +16,10 @@ from peewee import fn
 
 from core.boot import boot
 from core.settings import Settings
-from models.db import session
-from models.errors import Conflict, DomainError
-from models.identity import Workspace, add_member, bootstrap_workspace, issue_access_token
+from models.identity.accounts import add_member, bootstrap_workspace, issue_access_token
+from models.kernel.db import session
+from models.kernel.errors import Conflict, DomainError
+from models.kernel.scoping import Workspace
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ api.route_index) → BodyLimitMiddleware (413) →
 AuthorizationMiddleware (the bearer and the workspace, read from the request) → connexion's
 validation with ours (400: api.validation) → connexion's handler pipeline, made once per
 operation (api.handler_pipeline: the arguments cast and passed, the answer serialized) → in one
-database session (models.db: on SQLite the thread's own connection, on PostgreSQL one from the
+database session (models.kernel.db: on SQLite the thread's own connection, on PostgreSQL one from the
 pool), the admission (401, 403, 429: see api.authorization) and then the handler named by the
 operationId.
 
@@ -29,7 +29,7 @@ once), so the loop goes on meanwhile. An upload's handler
 is async: it reads its body on the event loop and hops to threads for SQL.
 The lifespan starts the threads that transcribe uploaded recordings (api.transcription_worker)
 and those that deliver outbound webhooks (api.webhook_worker).
-A database that cannot serve is answered 503 with Retry-After (models.db ``Unavailable``).
+A database that cannot serve is answered 503 with Retry-After (models.kernel.db ``Unavailable``).
 """
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ from starlette.exceptions import HTTPException
 
 from core.boot import boot
 from core.settings import Settings
-from models.db import session, unit_of_work
-from models.errors import DomainError
+from models.kernel.db import session, unit_of_work
+from models.kernel.errors import DomainError
 
 from . import contract, envelope
 from .audit_trail import AuditedOperation
@@ -82,7 +82,7 @@ PRINCIPAL = "principal"
 
 
 class HandlerResolver(Resolver):
-    """operationId ``createApiKey`` in ``x-openapi-router-controller: handlers.api_keys`` resolves to
+    """operationId ``createApiKey`` in ``x-openapi-router-controller: handlers.identity.api_keys`` resolves to
     ``handlers.api_keys.create_api_key``, run after the request's admission in one database
     session, on the event loop or, marked ``x-in-thread: true``, in a worker thread; a handler
     that names a ``principal`` parameter gets the caller."""

@@ -1,7 +1,7 @@
 """The audit entry of each change made through the API, recorded where every handler is called.
 
 Every operation of the contract whose method is not GET changes something, so the handler
-wrapper (api.app) records an entry (models.audit) after it succeeds, in its session, with:
+wrapper (api.app) records an entry (models.audit.audit_log) after it succeeds, in its session, with:
 - the actor: the admitted principal's user and credential id; an operation that admits nobody
   (accepting an invitation) names in its result the user and the access token it made;
 - the operation's id; the resource's type (the path's fixed segments up to its last parameter,
@@ -16,7 +16,7 @@ is news to every workspace it reaches). Deleting a workspace deletes its log: th
 the server's log only.
 
 A change and its entry commit together: the wrapper runs the handler and ``record`` in one
-``models.db.unit_of_work()``, so there is no change without its entry, and one commit, not two,
+``models.kernel.db.unit_of_work()``, so there is no change without its entry, and one commit, not two,
 per request. An entry that cannot be written fails the request (500, nothing changed, the cause
 in the server's log with the request id). Two kinds of operation write theirs after the change,
 with ``finish``, which logs a failure and still answers: those marked ``x-audit-transaction: own``
@@ -33,9 +33,9 @@ from contextvars import ContextVar
 
 from connexion import context
 
-from models import audit
-from models.identity import Membership
-from models.principal import Principal
+from models.audit import audit_log
+from models.identity.principal import Principal
+from models.identity.tables import Membership
 
 from .request_context import request_id
 
@@ -97,19 +97,19 @@ class AuditedOperation:
             return
         body = kwargs.get("body") if isinstance(kwargs.get("body"), dict) else {}
         fields = {**body, **{k: v for k, v in kwargs.items() if k not in _NOT_CHANGES and k not in self.path_parameters}}
-        changes = {"fields": sorted(fields)} if self.names_only else audit.summarize(fields)
-        changes.update(audit.summarize(notes))
+        changes = {"fields": sorted(fields)} if self.names_only else audit_log.summarize(fields)
+        changes.update(audit_log.summarize(notes))
         actor = _actor(principal, result)
         resource_id = (kwargs.get(self.path_parameters[-1]) if self.path_parameters else None) or _id_in(result)
         if self.forgets_workspace:
             log.info("audit: %s by user %s (credential %s) of workspace %s, request %s", self.operation_id,
                      actor.user_id, actor.credential_id, kwargs.get("workspaceId"), request_id())
             return
-        audit.record(workspace_ids=self._workspaces(kwargs, result, actor), actor=actor,
+        audit_log.record(workspace_ids=self._workspaces(kwargs, result, actor), actor=actor,
                      operation_id=self.operation_id, resource_type=self.resource_type, resource_id=resource_id,
                      changes=changes, request_id=request_id(), source_address=_source_address())
 
-    def _workspaces(self, kwargs: dict, result, actor: audit.Actor) -> list[str]:
+    def _workspaces(self, kwargs: dict, result, actor: audit_log.Actor) -> list[str]:
         if self.takes_workspace and kwargs.get("workspaceId"):
             return [kwargs["workspaceId"]]
         if isinstance(result, dict):
@@ -149,11 +149,11 @@ def _id_in(result) -> str | None:
     return None
 
 
-def _actor(principal: Principal | None, result) -> audit.Actor:
+def _actor(principal: Principal | None, result) -> audit_log.Actor:
     if principal is not None:
-        return audit.Actor(principal.user_id, principal.credential_id, principal.kind)
+        return audit_log.Actor(principal.user_id, principal.credential_id, principal.kind)
     result = result if isinstance(result, dict) else {}
-    return audit.Actor((result.get("user") or {}).get("id"), (result.get("accessToken") or {}).get("id"),
+    return audit_log.Actor((result.get("user") or {}).get("id"), (result.get("accessToken") or {}).get("id"),
                        "invitation")
 
 

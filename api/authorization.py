@@ -11,7 +11,7 @@ gets 401 rather than 400, and every request counts against its rate limit once.
 
 An operation whose ``security`` also lists ``webhookSignature`` (the end-of-call-report webhook)
 accepts, in place of a bearer credential, a body signed with the workspace's signing secret
-(models.signing_secrets). The signature covers the raw bytes, which connexion parses before the
+(models.webhooks.signing_secrets). The signature covers the raw bytes, which connexion parses before the
 handler runs: the middleware keeps a copy of the body as it passes by (within the body limit),
 and the admission verifies that copy.
 
@@ -27,11 +27,11 @@ from connexion.operations import AbstractOperation
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.settings import Settings
-from models.access import admit, admit_signed, bearer_secret
-from models.db import session
-from models.errors import InvalidInput
-from models.principal import Principal
-from models.rate_limits import Policy
+from models.identity.access import admit, admit_signed, bearer_secret
+from models.identity.principal import Principal
+from models.identity.rate_limits import Policy
+from models.kernel.db import session
+from models.kernel.errors import InvalidInput
 
 from .contract import PermissionRule
 from .request_context import add_response_headers, note_credential

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from models.db import session
+from models.kernel.db import session
 
 
 class ClaimingThreads:

@@ -11,7 +11,7 @@ from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from starlette.exceptions import HTTPException
 from starlette.routing import compile_path
 
-from models.errors import DomainError
+from models.kernel.errors import DomainError
 
 from .request_context import request_id
 from .validation import shorten_name, validation_message

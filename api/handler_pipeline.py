@@ -23,7 +23,12 @@ from connexion.apps.asynchronous import AsyncApi, AsyncOperation
 from connexion.context import context, receive, scope
 from connexion.decorators import StarletteDecorator
 from connexion.decorators.parameter import (
-    CONTEXT_NAME, AsyncParameterDecorator, _get_query_defaults, _get_val_from_param, unwrap_decorators)
+    CONTEXT_NAME,
+    AsyncParameterDecorator,
+    _get_query_defaults,
+    _get_val_from_param,
+    unwrap_decorators,
+)
 from connexion.decorators.response import AsyncResponseDecorator
 from connexion.exceptions import NonConformingResponseHeaders
 from connexion.utils import deep_merge, extract_content_type, inspect_function_arguments

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.request_log import log_access, request_id_from
+
 from .metrics import REQUESTS
 
 access_log = logging.getLogger("api.access")

@@ -1,4 +1,4 @@
-"""The periodic retention purge of an API process (models.retention.purge_due).
+"""The periodic retention purge of an API process (models.calls.retention.purge_due).
 
 One thread per process wakes every ``RETENTION_INTERVAL_S`` (0: never, in this process); on
 PostgreSQL an advisory lock lets one process purge at a time, the others skip that round.
@@ -9,8 +9,8 @@ import logging
 import threading
 
 from core.settings import Settings
-from models import retention
-from models.db import session
+from models.calls import retention
+from models.kernel.db import session
 
 log = logging.getLogger(__name__)
 

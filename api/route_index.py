@@ -14,6 +14,7 @@ have matched.
 from __future__ import annotations
 
 from connexion.middleware.routing import RoutingMiddleware
+
 # The helper starlette's own routes match with, so the segment is read from the path they see.
 from starlette._utils import get_route_path
 from starlette.routing import Mount, Router

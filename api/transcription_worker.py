@@ -1,11 +1,11 @@
-"""Threads of an API process that transcribe uploaded call recordings (models.transcription).
+"""Threads of an API process that transcribe uploaded call recordings (models.calls.transcription).
 
 Each thread claims a due job, transcribes the call's file with the project's own engine (the stt
 package, in this process: no hop through the speech server, whose upload limits are for clients),
 and stores the transcript with word timings on the call. While it works, a timer renews the job's
 lease, so no other process takes it; if this process dies, the lease runs out and another does.
 A file the engine cannot decode fails at once with the engine's reason; any other fault is
-retried (models.transcription.MAX_ATTEMPTS). The model loads on the first job, not at start-up.
+retried (models.calls.transcription.MAX_ATTEMPTS). The model loads on the first job, not at start-up.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import logging
 import threading
 
 from core.settings import Settings
-from models import transcription
-from models.db import session
+from models.calls import transcription
+from models.kernel.db import session
 
 from .claiming_threads import ClaimingThreads
 

@@ -4,7 +4,7 @@ Connexion validates parameters and JSON bodies against the contract; the validat
 place (see api.app) and add what no schema states, so that a new operation has it without a line
 of its own:
 
-- every string parameter, every string in a JSON body and every field name meets models.text
+- every string parameter, every string in a JSON body and every field name meets models.kernel.text
   (no control characters, no unpaired surrogates; body strings may hold tab and line breaks),
   and a request that breaks it gets 400 naming the parameter or field, on either database;
 - a JSON body nests at most ``MAX_BODY_DEPTH`` containers deep. It is parsed by orjson, which is
@@ -29,14 +29,17 @@ import orjson
 from connexion.exceptions import BadRequestProblem, UnsupportedMediaTypeProblem
 from connexion.json_schema import Draft4RequestValidator
 from connexion.middleware.request_validation import (
-    RequestValidationAPI, RequestValidationMiddleware, RequestValidationOperation)
+    RequestValidationAPI,
+    RequestValidationMiddleware,
+    RequestValidationOperation,
+)
 from connexion.utils import is_null, is_nullable
 from connexion.validators import JSONRequestBodyValidator, ParameterValidator
 from jsonschema import Draft4Validator, ValidationError
 from jsonschema.validators import extend
 from starlette.requests import Request
 
-from models.text import printable, text_problem
+from models.kernel.text import printable, text_problem
 
 # Containers inside containers. The contract's bodies nest three deep; a configuration document
 # of a later group may nest ten. Schema validation recurses about five frames per level.

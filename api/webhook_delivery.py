@@ -5,7 +5,7 @@
   and ``webhook-signature`` (``v1,<base64 HMAC-SHA256 of id.timestamp.body>``, one per secret
   that signs now: two while a rotated-out secret is in its grace period).
 - The payload's ``timestamp`` is when this attempt was sent.
-- The host is resolved, every address checked (models.webhook_addresses), and the connection
+- The host is resolved, every address checked (models.webhooks.addresses), and the connection
   made to a checked address, in one step (``_GuardedBackend``): a name cannot resolve to a public
   address for the check and to a private one for the connection.
 - Connect within CONNECT_TIMEOUT_S, everything (resolution, TLS, request, answer) within the
@@ -23,8 +23,8 @@ import httpcore
 import orjson
 from standardwebhooks.webhooks import Webhook
 
-from models import webhook_addresses
-from models.webhook_outbox import RESPONSE_KEEP_BYTES, Outcome
+from models.webhooks import addresses
+from models.webhooks.outbox import RESPONSE_KEEP_BYTES, Outcome
 
 CONNECT_TIMEOUT_S = 5.0
 USER_AGENT = "voice-agent-backend-webhooks/1"
@@ -74,7 +74,7 @@ def post(url: str, event_id: str, payload: dict, secrets: list[str], *, timeout_
                     if len(received) >= RESPONSE_KEEP_BYTES:
                         break
                 kept = _text(bytes(received[:RESPONSE_KEEP_BYTES]))
-    except webhook_addresses.Refused as exc:
+    except addresses.Refused as exc:
         error = f"Not sent: {exc}"
     except _Expired:
         error = f"No complete answer within {timeout_s:g} s."
@@ -128,9 +128,9 @@ class _GuardedBackend(httpcore.NetworkBackend):
         return left if timeout is None else min(timeout, left)
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        addresses = webhook_addresses.addresses(host, port, self._left(timeout))
+        resolved = addresses.addresses(host, port, self._left(timeout))
         last: Exception | None = None
-        for address in addresses:
+        for address in resolved:
             try:
                 stream = self._inner.connect_tcp(address, port, timeout=self._left(timeout),
                                                  local_address=local_address, socket_options=socket_options)

@@ -1,8 +1,8 @@
-"""Threads of an API process that deliver outbound webhook events (models.webhook_outbox).
+"""Threads of an API process that deliver outbound webhook events (models.webhooks.outbox).
 
 Each thread claims the most overdue event, POSTs it (api.webhook_delivery) and stores the
 outcome. An idle thread looks for due events every POLL_S, and at once when this process commits
-new events (models.webhook_outbox.on_enqueued); events written by another process or host are
+new events (models.webhooks.outbox.on_enqueued); events written by another process or host are
 found at the next poll. The lease a claim holds outlasts any attempt (twice the total timeout
 and a margin), so no event is POSTed by two workers at the same moment; a process that dies
 mid-attempt leaves the event to be taken again when the lease runs out.
@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 
 from core.settings import Settings
-from models import encryption, webhook_outbox, webhook_subscriptions
-from models.db import session, utcnow
-from models.errors import NotFound
+from models.kernel import encryption
+from models.kernel.db import session, utcnow
+from models.kernel.errors import NotFound
+from models.webhooks import outbox, subscriptions
 
 from . import webhook_delivery
 from .claiming_threads import ClaimingThreads
@@ -28,17 +29,17 @@ def lease_s(timeout_s: float) -> float:
     return 2 * timeout_s + 5
 
 
-def send(job: webhook_outbox.Claimed, timeout_s: float) -> webhook_outbox.Outcome | None:
+def send(job: outbox.Claimed, timeout_s: float) -> outbox.Outcome | None:
     """One attempt of ``job``; None if its subscription is gone."""
     try:
         with session():
-            url, secrets = webhook_subscriptions.signing_secrets(job.workspace_id, job.subscription_id)
+            url, secrets = subscriptions.signing_secrets(job.workspace_id, job.subscription_id)
     except NotFound:
         return None
     except encryption.KeyMismatch:
         log.error("the signing secret of webhook subscription %s does not decrypt: this process's SECRET_KEY is "
                   "not the one it was made with (every process and host must share it)", job.subscription_id)
-        return webhook_outbox.Outcome(utcnow(), False, None, 0.0, "Not sent: this server cannot decrypt the "
+        return outbox.Outcome(utcnow(), False, None, 0.0, "Not sent: this server cannot decrypt the "
                                       "subscription's signing secret (its SECRET_KEY differs).", None)
     return webhook_delivery.post(url, job.event_id, job.payload, secrets, timeout_s=timeout_s)
 
@@ -50,25 +51,25 @@ class WebhookWorkers(ClaimingThreads):
 
     def start(self) -> None:
         if self.count:
-            webhook_outbox.on_enqueued(self.wake)
+            outbox.on_enqueued(self.wake)
             super().start()
 
     def stop(self, wait_s: float = 5.0) -> None:
         """An attempt that outlasts the wait is sent again after a restart (receivers dedup on
         webhook-id)."""
-        webhook_outbox.forget_listener(self.wake)
+        outbox.forget_listener(self.wake)
         super().stop(wait_s)
 
-    def claim(self) -> webhook_outbox.Claimed | None:
-        return webhook_outbox.claim(lease_s(self.settings.webhook_timeout_s))
+    def claim(self) -> outbox.Claimed | None:
+        return outbox.claim(lease_s(self.settings.webhook_timeout_s))
 
-    def work(self, job: webhook_outbox.Claimed) -> None:
+    def work(self, job: outbox.Claimed) -> None:
         try:
             outcome = send(job, self.settings.webhook_timeout_s)
             if outcome is None:
                 return
             with session():
-                status = webhook_outbox.record(job, outcome, retry_base_s=self.settings.webhook_retry_base_s)
+                status = outbox.record(job, outcome, retry_base_s=self.settings.webhook_retry_base_s)
             if not outcome.succeeded:
                 log.info("webhook event %s to subscription %s, attempt %d failed (%s); now %s", job.event_id,
                          job.subscription_id, job.attempt, outcome.error, status or "taken by another worker")

@@ -1,9 +1,12 @@
 """The one start-up sequence of every entry point: logging, the database, the schema."""
 from __future__ import annotations
 
-from models import credits, encryption, recordings, webhook_addresses
-from models.db import open_database, session
+from models.billing import credits
+from models.calls import recordings
+from models.kernel import encryption
+from models.kernel.db import open_database, session
 from models.migrations import migrate
+from models.webhooks import addresses
 
 from .request_log import configure_logging
 from .settings import Settings
@@ -18,7 +21,7 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     configure_logging(log_level or settings.log_level, settings.log_format)
     encryption.configure(settings.secret_key, settings.data_dir)
     recordings.configure(settings.data_dir)
-    webhook_addresses.configure(allow_http=settings.webhook_allow_http,
+    addresses.configure(allow_http=settings.webhook_allow_http,
                                 allow_private=settings.webhook_allow_private_addresses)
     credits.configure(credits.Prices(call_minute=settings.credits_per_call_minute,
                                      transcribed_second=settings.credits_per_transcribed_second),

@@ -18,7 +18,7 @@ import threading
 
 import orjson
 
-from models.text import printable
+from models.kernel.text import printable
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"

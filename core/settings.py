@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from models.db import is_postgres_url
-from models.rate_limits import Limit, Policy
+from models.identity.rate_limits import Limit, Policy
+from models.kernel.db import is_postgres_url
 
 
 def _bool(name: str, default: bool) -> bool:
@@ -101,7 +101,7 @@ class Settings:
     # How often each API process purges calls past their workspace's retention (0: never).
     retention_interval_s: float = 3600.0
     # Credits: refuse new transcriptions of a workspace whose balance is below zero (402); the
-    # prices of what the service debits (models.credits).
+    # prices of what the service debits (models.billing.credits).
     credits_enforced: bool = False
     credits_per_call_minute: int = 1
     credits_per_transcribed_second: int = 1

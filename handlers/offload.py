@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import anyio.to_thread
 
-from models.db import session
+from models.kernel.db import session
 
 
 async def in_session(function, /, **kwargs):

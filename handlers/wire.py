@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from models.errors import InvalidInput
+from models.kernel.errors import InvalidInput
 
 
 def iso(value: datetime | None) -> str | None:

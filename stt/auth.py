@@ -15,11 +15,11 @@ import asyncio
 
 from aiohttp import web
 
-from models import credits
-from models.access import admit, bearer_secret, require
-from models.credentials import authenticate as identify
-from models.db import session
-from models.principal import Principal
+from models.billing import credits
+from models.identity.access import admit, bearer_secret, require
+from models.identity.credentials import authenticate as identify
+from models.identity.principal import Principal
+from models.kernel.db import session
 
 from .state import State
 

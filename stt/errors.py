@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from models.errors import DomainError
+from models.kernel.errors import DomainError
 
 _DOMAIN = {401: ("invalid_request_error", "invalid_api_key"), 403: ("invalid_request_error", "forbidden"),
            402: ("insufficient_quota", "insufficient_quota"), 429: ("requests", "rate_limit_exceeded")}

@@ -39,7 +39,7 @@ from core.boot import boot
 from core.metrics import CONTENT_TYPE, exposition
 from core.request_log import log_access, request_id_from
 from core.settings import Settings
-from models.errors import DomainError
+from models.kernel.errors import DomainError
 
 from . import metrics as measured
 from . import usage

@@ -35,7 +35,7 @@ import time
 import orjson
 from aiohttp import WSMsgType, web
 
-from models.errors import DomainError
+from models.kernel.errors import DomainError
 
 from . import usage
 from .auth import authenticate, recheck

@@ -1,5 +1,5 @@
 """What the speech server records of its use: seconds of audio transcribed, debited from the
-caller's workspace credits (models.credits), file and stream alike.
+caller's workspace credits (models.billing.credits), file and stream alike.
 
 A debit that cannot be written (the database away) is logged, never turned into a failure of a
 transcription the client has already been given or is about to be.
@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from models import credits
-from models.db import session
-from models.principal import Principal
+from models.billing import credits
+from models.identity.principal import Principal
+from models.kernel.db import session
 
 log = logging.getLogger(__name__)
 

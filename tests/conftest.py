@@ -293,7 +293,7 @@ def platform(app_database_url, tmp_path, settings_overrides, _validate_each_cont
     app = create_app(make_settings(app_database_url, tmp_path, **settings_overrides))
     with TestClient(app, raise_server_exceptions=False) as client:
         yield Platform(client)
-    from models.db import database
+    from models.kernel.db import database
     database.close()
     if hasattr(database.obj, "close_all"):
         database.close_all()

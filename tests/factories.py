@@ -10,12 +10,13 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from models.api_keys import ApiKey, create_api_key
-from models.db import session, utcnow
-from models.identity import AccessToken, add_member, bootstrap_workspace, issue_access_token
-from models.permissions import ROLES
-from models.principal import Principal
-from models.rate_limits import Limit
+from models.identity.accounts import add_member, bootstrap_workspace, issue_access_token
+from models.identity.api_keys import create_api_key
+from models.identity.permissions import ROLES
+from models.identity.principal import Principal
+from models.identity.rate_limits import Limit
+from models.identity.tables import AccessToken, ApiKey
+from models.kernel.db import session, utcnow
 
 
 @dataclass
@@ -83,8 +84,8 @@ def _principal(actor: Actor) -> Principal:
 
 def agent(actor: Actor, name: str = "agent", config: dict | None = None) -> str:
     """A new agent of the actor's workspace (version 1 published); its id."""
-    from models import entities
-    from models.agents import Agent
+    from models.configs import entities
+    from models.configs.tables import Agent
     with session():
         return entities.create(Agent, _principal(actor), workspace_id=actor.workspace_id, name=name,
                                config=config).entity.id
@@ -92,8 +93,8 @@ def agent(actor: Actor, name: str = "agent", config: dict | None = None) -> str:
 
 def workflow(actor: Actor, agent_ids: list[str] = (), name: str = "workflow") -> str:
     """A new workflow routing start -> each agent in turn -> end; its id."""
-    from models import entities
-    from models.workflows import Workflow
+    from models.configs import entities
+    from models.configs.tables import Workflow
     nodes = [{"id": "start", "type": "start"}] + [{"id": f"a{i}", "type": "agent", "agentId": agent_id}
                                                   for i, agent_id in enumerate(agent_ids)] + [{"id": "end", "type": "end"}]
     edges = [{"from": a["id"], "to": b["id"]} for a, b in itertools.pairwise(nodes)]
@@ -104,8 +105,8 @@ def workflow(actor: Actor, agent_ids: list[str] = (), name: str = "workflow") ->
 
 def save_versions(actor: Actor, agent_id: str, count: int) -> None:
     """``count`` more main-line versions of the agent, each with another prompt."""
-    from models import entities
-    from models.agents import Agent
+    from models.configs import entities
+    from models.configs.tables import Agent
     with session():
         for i in range(count):
             entities.update(Agent, _principal(actor), workspace_id=actor.workspace_id, entity_id=agent_id,
@@ -130,7 +131,8 @@ def report(actor: Actor, **fields) -> dict:
 def call(actor: Actor, **fields) -> str:
     """A call of the actor's workspace, recorded as the webhook records one; its id. ``fields`` are
     the domain Report's (started_at as naive UTC, agent_id, call_type, tags, structured_data...)."""
-    from models.calls import Report, ingest
+    from models.call_recorded import record
+    from models.calls.calls import Report
     started = fields.pop("started_at", None) or utcnow() - timedelta(minutes=1)
     duration_ms = fields.pop("duration_ms", 42_000.0)
     values = dict(call_id=str(uuid.uuid4()), workspace_id=actor.workspace_id, started_at=started,
@@ -140,14 +142,14 @@ def call(actor: Actor, **fields) -> str:
                   summary="A call.", transcript="AI: Hello.", sent_at=None, structured_data={}, tags=[], raw={})
     values.update(fields)
     with session():
-        return ingest(Report(**values)).call_id
+        return record(Report(**values)).call_id
 
 
 def insight(actor: Actor, name: str = "score", type: str = "number", enum_values: list | None = None,
             agents: list[str] = ()) -> int:
     """A structured-data field of the actor's workspace, assigned to ``agents`` besides their
     other fields; its id."""
-    from models.insights import agent_fields, create_field, set_agent_fields
+    from models.calls.insights import agent_fields, create_field, set_agent_fields
     with session():
         field = create_field(workspace_id=actor.workspace_id, name=name, type=type, enum_values=enum_values)
         for agent_id in agents:
@@ -159,8 +161,8 @@ def insight(actor: Actor, name: str = "score", type: str = "number", enum_values
 def webhook_subscription(actor: Actor, url: str, events: list[str] = ("end-of-call-report",),
                          enabled: bool = True) -> tuple[str, str]:
     """A webhook subscription of the actor's workspace: its id and its signing secret. The URL is
-    checked against the policy the test configured (models.webhook_addresses)."""
-    from models.webhook_subscriptions import create
+    checked against the policy the test configured (models.webhooks.addresses)."""
+    from models.webhooks.subscriptions import create
     with session():
         record, secret = create(_principal(actor), workspace_id=actor.workspace_id, url=url, events=list(events),
                                 enabled=enabled)

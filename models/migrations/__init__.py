@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from types import ModuleType
 
-from ..db import database, is_postgres, utcnow
+from models.kernel.db import database, is_postgres, utcnow
 
 log = logging.getLogger(__name__)
 

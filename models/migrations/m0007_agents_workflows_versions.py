@@ -1,7 +1,7 @@
 """Agents and workflows, their versions and branches
 
 Versions and branches serve both kinds of entity (entity_type, entity_id), so they refer to their
-entity without a foreign key; the domain deletes them with it (models.entities.delete).
+entity without a foreign key; the domain deletes them with it (models.configs.entities.delete).
 """
 
 _ENTITY = """CREATE TABLE {table} (

@@ -101,8 +101,8 @@ FIRST = {"mergeBranch": "commitToBranch", "removeCallTag": "addCallTag"}
 
 
 def _entries(request_id: str):
-    from models.audit import AuditEntry
-    from models.db import session
+    from models.audit.tables import AuditEntry
+    from models.kernel.db import session
     with session():
         return list(AuditEntry.select().where(AuditEntry.request_id == request_id).dicts())
 
@@ -111,8 +111,8 @@ def _entries(request_id: str):
 def test_every_change_is_audited(platform, op):
     owner = platform.workspace()
     # A second owner, so that the first may be demoted, removed or leave.
-    from models.db import session
-    from models.identity import add_member
+    from models.identity.accounts import add_member
+    from models.kernel.db import session
     with session():
         add_member(workspace_id=owner.workspace_id, email=f"second-{uuid.uuid4().hex[:8]}@example.com", role="owner")
     overrides, body_fields = ((PREPARED_OVERRIDES[op.operation_id](platform, owner), {})
@@ -145,9 +145,9 @@ def test_every_change_is_audited(platform, op):
 
 
 def _token_id(actor) -> str:
-    from models.db import session
-    from models.identity import AccessToken
-    from models.secrets import digest
+    from models.identity.tables import AccessToken
+    from models.kernel.db import session
+    from models.kernel.secrets import digest
     with session():
         return AccessToken.get(AccessToken.token_hash == digest(actor.secret)).id
 
@@ -163,7 +163,7 @@ def _audit_write_fails(monkeypatch):
 
     def refuse(**_entry):
         raise RuntimeError("the audit log's table is gone")
-    monkeypatch.setattr(audit_trail.audit, "record", refuse)
+    monkeypatch.setattr(audit_trail.audit_log, "record", refuse)
 
 
 def test_a_change_whose_entry_cannot_be_written_is_not_made(platform, monkeypatch):
@@ -192,7 +192,7 @@ def test_a_purge_commits_in_batches_so_its_entry_follows_and_a_failed_entry_is_o
     params = {"workspaceId": owner.workspace_id}
     from datetime import timedelta
 
-    from models.db import utcnow
+    from models.kernel.db import utcnow
     old = factories.call(owner, started_at=utcnow() - timedelta(days=40))
     _audit_write_fails(monkeypatch)
     r = platform.client.post("/api/v2/workspace/retention/purge", params=params, headers=owner.headers,

@@ -29,8 +29,8 @@ def request(platform, headers, workspace_id, op: Operation, overrides: dict | No
 
 def bad_credentials(platform, owner):
     """Each kind of credential that must be refused with 401, as (label, headers)."""
-    from models.db import session, utcnow
-    from models.identity import Membership, User
+    from models.identity.tables import Membership, User
+    from models.kernel.db import session, utcnow
 
     deleted = platform.create_key(owner)
     platform.client.delete("/api/v2/api-keys", params={"workspaceId": owner.workspace_id, "ids": deleted["apiKey"]["id"]},
@@ -86,7 +86,7 @@ def test_another_workspace_gets_403(platform, op):
 
 @pytest.mark.parametrize("op", WORKSPACE_OPERATIONS, ids=[o.operation_id for o in WORKSPACE_OPERATIONS])
 def test_missing_permission_gets_403_naming_it(platform, op):
-    from models.permissions import CATALOG, ROLES
+    from models.identity.permissions import CATALOG, ROLES
     owner = platform.workspace()
     viewer = platform.member(owner, "viewer")
     rule = op.permission_rule
@@ -104,15 +104,15 @@ def test_missing_permission_gets_403_naming_it(platform, op):
 
 
 def test_every_workspace_operation_names_its_permission():
-    from models.permissions import CATALOG
+    from models.identity.permissions import CATALOG
     for op in OPERATIONS:
         if op.parameter("workspaceId"):
             assert op.permission_rule.permissions and set(op.permission_rule.permissions) <= set(CATALOG), op.operation_id
 
 
 def test_a_token_in_several_workspaces_acts_in_the_one_named(platform):
-    from models.db import database
-    from models.identity import add_member
+    from models.identity.accounts import add_member
+    from models.kernel.db import database
     first = platform.workspace("first")
     second = platform.workspace("second")
     with database.connection_context():

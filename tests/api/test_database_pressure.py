@@ -37,7 +37,7 @@ def assert_unavailable(response) -> None:
 def test_every_operation_answers_503_with_retry_after_when_the_database_is_unreachable(tmp_path, caplog):
     from api.app import create_app
     from core.settings import Settings
-    from models.db import database
+    from models.kernel.db import database
     settings = Settings(database_url=f"postgresql://postgres@127.0.0.1:{closed_port()}/gone", data_dir=str(tmp_path),
                         db_pool_timeout_s=1)
     app = create_app(settings, migrate_schema=False)

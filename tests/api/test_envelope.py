@@ -130,12 +130,12 @@ def test_429(platform):
 
 
 def test_500_hides_the_cause_and_logs_it_with_the_request_id(platform, monkeypatch, caplog):
-    import models.api_keys
+    import models.identity.api_keys
 
     def broken(*args, **kwargs):
         raise RuntimeError("SELECT secret FROM api_key -- vak_leaked")
 
-    monkeypatch.setattr(models.api_keys, "list_api_keys", broken)
+    monkeypatch.setattr(models.identity.api_keys, "list_api_keys", broken)
     owner = platform.workspace()
     with caplog.at_level(logging.ERROR):
         r = platform.client.get(API, params={"workspaceId": owner.workspace_id}, headers=owner.headers)

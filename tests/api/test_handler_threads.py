@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from api import contract
-from models import webhook_addresses
+from models.webhooks import addresses
 from tests.handlers.test_calls import owner
 
 SLOW_HOST = "slow-to-resolve.example"
@@ -35,7 +35,7 @@ def held_resolution(monkeypatch):
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     # Registration waits for the name as long as it takes here, not its usual 2 s.
-    monkeypatch.setitem(webhook_addresses.check_url.__kwdefaults__, "resolve_timeout_s", 60.0)
+    monkeypatch.setitem(addresses.check_url.__kwdefaults__, "resolve_timeout_s", 60.0)
     yield entered, release
     release.set()
 

@@ -215,7 +215,7 @@ def test_a_huge_list_is_named_by_its_start_and_length(platform, caplog):
 
 def test_at_most_200_permissions_are_read_and_201_refused(platform):
     owner = platform.workspace()
-    from models.permissions import CATALOG
+    from models.identity.permissions import CATALOG
     listed = list(CATALOG)
     assert create(platform, owner, {"name": "k", "userId": owner.user_id,
                                     "permissions": (listed * 2)[:200]}).status_code == 200

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from models.api_keys import ApiKey
-from models.db import session
+from models.identity.tables import ApiKey
+from models.kernel.db import session
 from tests import factories
 from tests.conftest import start_server, stop_server
 

@@ -140,8 +140,8 @@ def test_a_deleted_or_deactivated_key_stops_at_once_in_every_worker(tmp_path, sc
         deactivated_id, deactivated = new_key()
         assert statuses(deleted) == statuses(deactivated) == {200}
         httpx.delete(f"{server.url}/api/v2/api-keys", params={**params, "ids": deleted_id}, headers=headers)
-        from models.api_keys import ApiKey
-        from models.db import database, open_database, session
+        from models.identity.tables import ApiKey
+        from models.kernel.db import database, open_database, session
         open_database(url, pool_size=1)
         with session():
             ApiKey.update(is_active=False).where(ApiKey.id == deactivated_id).execute()

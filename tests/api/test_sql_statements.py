@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from models.db import is_postgres
+from models.kernel.db import is_postgres
 from tests import factories
 
 
@@ -87,9 +87,9 @@ def test_without_rate_limits_admission_is_one_statement(platform, statements):
 @pytest.mark.parametrize("items", [1, 20, 60])
 def test_pages_of_agents_workflows_versions_and_branches_cost_the_same_whatever_their_size(platform, statements,
                                                                                           items):
-    from models import branches
-    from models.agents import Agent
-    from models.db import session
+    from models.configs import branches
+    from models.configs.tables import Agent
+    from models.kernel.db import session
     owner = platform.workspace()
     agent_id = factories.agent(owner)
     for _ in range(items):
@@ -112,7 +112,7 @@ def test_pages_of_agents_workflows_versions_and_branches_cost_the_same_whatever_
 
 
 def _head(agent_id: str) -> str:
-    from models.agents import Agent
+    from models.configs.tables import Agent
     return Agent.get_by_id(agent_id).head_version_id
 
 
@@ -132,7 +132,7 @@ def test_a_page_of_calls_costs_the_same_whatever_its_size_and_filters(platform, 
 def test_analytics_costs_the_same_whatever_the_fields_calls_and_buckets(platform, statements, fields, calls):
     from datetime import timedelta
 
-    from models.db import utcnow
+    from models.kernel.db import utcnow
     owner = platform.workspace()
     agent_id = factories.agent(owner)
     for n in range(fields):
@@ -149,9 +149,9 @@ def test_analytics_costs_the_same_whatever_the_fields_calls_and_buckets(platform
 
 @pytest.mark.parametrize("events", [1, 30])
 def test_webhook_lists_cost_the_same_whatever_their_size(platform, statements, events):
-    from models import webhook_addresses
+    from models.webhooks import addresses
     owner = platform.workspace()
-    webhook_addresses.configure(allow_http=False, allow_private=False)
+    addresses.configure(allow_http=False, allow_private=False)
     subscription_id = factories.webhook_subscription(owner, "https://hooks.example.com/calls")[0]
     for _ in range(events):
         factories.call(owner)

@@ -1,6 +1,6 @@
 """Uploaded recordings transcribed in the background by the project's own engine: the transcript
 with word timings on the call, a file the engine cannot read, and a server killed mid-job whose
-job a restarted server finishes (models.transcription, api.transcription_worker)."""
+job a restarted server finishes (models.calls.transcription, api.transcription_worker)."""
 from __future__ import annotations
 
 import io
@@ -67,8 +67,8 @@ def test_a_file_the_engine_cannot_read_fails_with_the_reason_and_is_not_retried(
     transcription = transcription_of(lambda c: api("GET", f"/call/{c}")["call"], call_id, {"done", "failed"})
     assert transcription["status"] == "failed" and transcription["text"] is None
     assert transcription["error"].startswith("The recording could not be transcribed: ")
-    from models.db import session
-    from models.transcription import TranscriptionJob
+    from models.calls.tables import TranscriptionJob
+    from models.kernel.db import session
     with session():
         assert TranscriptionJob.get_by_id(call_id).attempts == 1
 

@@ -9,16 +9,16 @@ import time
 import pytest
 
 from api.webhook_delivery import post
-from models import webhook_addresses
+from models.webhooks import addresses
 
 SECRET = "whsec_" + "A" * 43
 
 
 @pytest.fixture(autouse=True)
 def local_receivers_allowed():
-    webhook_addresses.configure(allow_http=True, allow_private=True)
+    addresses.configure(allow_http=True, allow_private=True)
     yield
-    webhook_addresses.configure(allow_http=False, allow_private=False)
+    addresses.configure(allow_http=False, allow_private=False)
 
 
 def raw_receiver(answer) -> tuple[str, threading.Event]:

@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from models.permissions import CATALOG, ROLES
+from models.identity.permissions import CATALOG, ROLES
 
 API = "/api/v2/api-keys"
 
@@ -50,8 +50,8 @@ def test_the_secret_appears_in_no_other_response(platform):
 
 
 def test_the_secret_is_stored_only_as_a_hash(platform):
-    from models.api_keys import ApiKey
-    from models.db import database
+    from models.identity.tables import ApiKey
+    from models.kernel.db import database
     owner = platform.workspace()
     secret = platform.create_key(owner)["key"]
     with database.connection_context():
@@ -226,8 +226,8 @@ def test_a_key_cannot_create_a_key_with_more_than_it_holds(platform):
 
 
 def test_frozen_permissions_shrink_with_the_users_role(platform):
-    from models.db import database
-    from models.identity import Membership
+    from models.identity.tables import Membership
+    from models.kernel.db import database
     owner = platform.workspace()
     member = platform.member(owner, "member")
     key = platform.key_actor(member, permissions=["api-keys:read", "api-keys:write"])

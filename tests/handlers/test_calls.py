@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import threading
-import time
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -14,7 +13,7 @@ import orjson
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from models.db import session
+from models.kernel.db import session
 from tests import factories
 from tests.handlers.test_agents import Api
 
@@ -247,7 +246,7 @@ def test_signing_secrets_need_integrations_permissions(platform):
 
 
 def test_secrets_are_stored_encrypted(platform):
-    from models.signing_secrets import SigningSecret
+    from models.webhooks.tables import SigningSecret
     api = owner(platform)
     secret = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
     with session():

@@ -17,8 +17,8 @@ def _accept(platform, token, **body):
 
 
 def _set_expiry(invitation_id, when):
-    from models.db import session
-    from models.invitations import Invitation
+    from models.identity.tables import Invitation
+    from models.kernel.db import session
     with session():
         Invitation.update(expires_at=when).where(Invitation.id == invitation_id).execute()
 
@@ -32,8 +32,8 @@ def test_accepting_creates_the_user_the_membership_and_a_token(platform):
     assert token.startswith("vai_") and invitation["status"] == "pending" and invitation["email"] == "grace@example.com"
     listed = platform.client.get(API + "/invitations", params={"workspaceId": owner.workspace_id}, headers=owner.headers)
     assert token not in listed.text and listed.json()["data"]["result"]["invitations"][0]["id"] == invitation["id"]
-    from models.db import session
-    from models.invitations import Invitation
+    from models.identity.tables import Invitation
+    from models.kernel.db import session
     with session():
         assert token not in str(list(Invitation.select().tuples()))  # stored hashed
     accepted = _accept(platform, token, displayName="Grace Hopper")
@@ -69,7 +69,7 @@ def test_an_existing_user_joins_with_the_invited_role(platform):
 
 
 def test_revoked_expired_and_unknown_tokens_are_refused_saying_which(platform):
-    from models.db import utcnow
+    from models.kernel.db import utcnow
     owner = platform.workspace()
     revoked = _invite(platform, owner, email="a@example.com").json()["data"]["result"]
     r = platform.client.delete(f"{API}/invitations/{revoked['invitation']['id']}", params={"workspaceId": owner.workspace_id},
@@ -91,7 +91,7 @@ def test_revoked_expired_and_unknown_tokens_are_refused_saying_which(platform):
 
 
 def test_the_list_filters_by_status(platform):
-    from models.db import utcnow
+    from models.kernel.db import utcnow
     owner = platform.workspace()
     made = {email: _invite(platform, owner, email=email).json()["data"]["result"]
             for email in ("p@example.com", "e@example.com", "r@example.com", "a@example.com")}

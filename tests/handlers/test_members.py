@@ -80,8 +80,8 @@ def test_two_owners_demoting_each_other_at_once_leave_one_owner(platform):
                    threading.Thread(target=demote, args=(second, owner.user_id))]
         [t.start() for t in threads]
         [t.join() for t in threads]
-        from models.db import session
-        from models.identity import Membership
+        from models.identity.tables import Membership
+        from models.kernel.db import session
         with session():
             owners = Membership.select().where((Membership.workspace == owner.workspace_id)
                                                & (Membership.role == "owner")).count()

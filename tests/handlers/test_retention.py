@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from models.db import utcnow
+from models.kernel.db import utcnow
 from tests import factories
 
 API = "/api/v2"

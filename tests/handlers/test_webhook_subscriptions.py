@@ -8,6 +8,7 @@ import time
 import orjson
 import pytest
 
+from models.webhooks import outbox
 from tests import factories
 from tests.handlers.test_agents import Api
 from tests.handlers.test_calls import owner, post_report
@@ -252,14 +253,13 @@ def test_events_are_listed_newest_first_and_filtered(platform, receiver):
 
 
 def test_no_call_is_recorded_without_its_events(platform, receiver, monkeypatch):
-    from models import webhook_outbox
     api = owner(platform)
     subscribe(api, receiver.url)
 
     def broken(**kwargs):
         raise RuntimeError("the outbox is broken")
 
-    monkeypatch.setattr(webhook_outbox, "enqueue_call", broken)
+    monkeypatch.setattr(outbox, "enqueue_call", broken)
     report = factories.report(api.actor)
     post_report(platform, api.actor, report, expect=500)
     api("GET", f"/call/{report['callId']}", 404)

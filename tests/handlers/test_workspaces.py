@@ -86,9 +86,10 @@ def test_delete_needs_an_owner_and_the_name_and_takes_everything(platform, tmp_p
     assert not directory.exists()
     assert platform.client.get(API + "/api-keys", params=params, headers=key.headers).status_code == 401
     assert _get(platform, owner, "/workspace").status_code == 403
-    from models.calls import Call
-    from models.db import session
-    from models.identity import Membership, Workspace
+    from models.calls.tables import Call
+    from models.identity.tables import Membership
+    from models.kernel.db import session
+    from models.kernel.scoping import Workspace
     with session():
         assert not Workspace.select().where(Workspace.id == owner.workspace_id).exists()
         assert not Membership.select().where(Membership.workspace == owner.workspace_id).exists()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from models.db import database, open_database
+from models.kernel.db import database, open_database
 from models.migrations import migrate
 
 

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from models.config_diff import ABSENT, Change, MergeConflict, diff, merge, parts, pointer, summary
+from models.configs.diff import ABSENT, Change, MergeConflict, diff, merge, parts, pointer, summary
 
 
 def wire(changes):

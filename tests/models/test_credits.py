@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from models import credits
-from models.db import open_database, session, utcnow
+from models.billing import credits
+from models.kernel.db import open_database, session, utcnow
 from tests import factories
 from tests.models.test_version_numbering import run_processes, run_threads
 
@@ -20,7 +20,8 @@ def test_a_call_is_charged_per_started_minute(duration_ms, minutes):
 
 
 def test_a_call_is_debited_once_however_often_its_report_comes(db):
-    from models.calls import Report, delete_call, ingest
+    from models.call_recorded import record as ingest
+    from models.calls.calls import Report, delete_call
     owner = factories.workspace()
     started = utcnow() - timedelta(minutes=5)
     report = Report(call_id="7e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b", workspace_id=owner.workspace_id, started_at=started,

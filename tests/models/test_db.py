@@ -9,8 +9,8 @@ import time
 import pytest
 from playhouse.pool import PooledPostgresqlDatabase
 
-from models.db import _Pool, database, open_database, session, utcnow
-from models.errors import Unavailable
+from models.kernel.db import _Pool, database, open_database, session, utcnow
+from models.kernel.errors import Unavailable
 
 
 def test_a_sqlite_session_keeps_the_threads_connection(tmp_path):
@@ -176,8 +176,8 @@ def closed_port() -> int:
 
 
 def test_what_is_deferred_to_the_commit_runs_after_it_and_not_at_all_on_a_rollback(db):
-    from models.db import after_commit, unit_of_work
-    from models.identity import Workspace
+    from models.kernel.db import after_commit, unit_of_work
+    from models.kernel.scoping import Workspace
     done = []
     after_commit(lambda: done.append("outside"))  # no unit of work: at once
     assert done == ["outside"]

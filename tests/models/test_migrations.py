@@ -10,17 +10,17 @@ import pytest
 from starlette.testclient import TestClient
 
 import models
-from models.db import BaseModel, database, open_database
+from models.configs.tables import VersionedEntity
+from models.kernel.db import BaseModel, database, open_database
+from models.kernel.scoping import WorkspaceScoped
+from models.kernel.secrets import digest
 from models.migrations import LATEST, MIGRATIONS, current_version, migrate
-from models.scoping import WorkspaceScoped
-from models.versioning import VersionedEntity
-from models.secrets import digest
 
 
 def _all_models() -> list[type[BaseModel]]:
     """Every concrete model of the models package, found by importing its modules."""
-    for info in pkgutil.iter_modules(models.__path__):
-        importlib.import_module(f"models.{info.name}")
+    for info in pkgutil.walk_packages(models.__path__, "models."):
+        importlib.import_module(info.name)
     found, stack = [], list(BaseModel.__subclasses__())
     while stack:
         model = stack.pop()
@@ -125,7 +125,7 @@ def test_an_upgrade_keeps_an_earlier_releases_data(db, tmp_path, database_url):
 
     from api.app import create_app
     from core.settings import Settings
-    from models.api_keys import ApiKey
+    from models.identity.tables import ApiKey
     app = create_app(Settings(database_url=database_url, data_dir=str(tmp_path)))
     with database.connection_context():
         assert current_version() == LATEST

@@ -5,9 +5,9 @@ import multiprocessing
 
 import pytest
 
-from models.db import database, open_database
-from models.rate_limits import Limit, RateLimitUsage, consume
-
+from models.identity.rate_limits import Limit, consume
+from models.identity.tables import RateLimitUsage
+from models.kernel.db import database, open_database
 
 T0 = 1_800_000_000.0  # a minute boundary: T0 % 60 == 0 (and a day starts at T0 - 57600)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from models import audit, retention
-from models.calls import Call
-from models.db import session, utcnow
-from models.identity import Workspace
+from models.audit import audit_log
+from models.calls import retention
+from models.calls.tables import Call
+from models.kernel.db import session, utcnow
+from models.kernel.scoping import Workspace
 from tests import factories
 
 NOW = utcnow().replace(microsecond=0)
@@ -45,12 +46,12 @@ def test_the_periodic_purge_deletes_what_is_past_retention_and_audits_it(db, tmp
     assert not recording.exists()
     with session():
         # Under the resource type of purgeRetention's entries: one filter finds both kinds of purge.
-        entries = audit.list_entries(workspace_id=owner.workspace_id, limit=10, offset=0, resource_type="calls").items
+        entries = audit_log.list_entries(workspace_id=owner.workspace_id, limit=10, offset=0, resource_type="calls").items
         assert [(e.operation_id, e.actor_kind, e.changes["deleted"]["calls"]) for e in entries] == [
             ("scheduledRetentionPurge", "system", 1)]
         # Nothing left to delete: no second entry.
         assert retention.purge_due(now=NOW) == {}
-        assert audit.list_entries(workspace_id=owner.workspace_id, limit=10, offset=0).total == 1
+        assert audit_log.list_entries(workspace_id=owner.workspace_id, limit=10, offset=0).total == 1
         # A second later, the call at the cutoff is past it.
         assert retention.purge_due(now=NOW + timedelta(seconds=1))[owner.workspace_id].calls == 1
 
@@ -70,7 +71,8 @@ def test_a_dry_run_counts_and_deletes_nothing(db, tmp_path):
 def test_a_purge_in_batches_keeps_the_call_count(db, tmp_path):
     from peewee import fn
 
-    from models.calls import CallCount, purge_started_before
+    from models.calls.calls import purge_started_before
+    from models.calls.tables import CallCount
     owner = factories.workspace()
     ids = [factories.call(owner, started_at=NOW - timedelta(days=10, minutes=i)) for i in range(7)]
     factories.call(owner, started_at=NOW)

@@ -7,15 +7,15 @@ import pkgutil
 from pathlib import Path
 
 import models
-from models.db import BaseModel
-from models.scoping import WorkspaceScoped
+from models.kernel.db import BaseModel
+from models.kernel.scoping import WorkspaceScoped
 
 MODELS_DIR = Path(models.__file__).parent
 
 
 def _scoped_models() -> set[str]:
-    for info in pkgutil.iter_modules(models.__path__):
-        importlib.import_module(f"models.{info.name}")
+    for info in pkgutil.walk_packages(models.__path__, "models."):
+        importlib.import_module(info.name)
     found, stack = set(), list(WorkspaceScoped.__subclasses__())
     while stack:
         model = stack.pop()
@@ -25,7 +25,7 @@ def _scoped_models() -> set[str]:
 
 
 def test_every_model_with_a_workspace_is_workspace_scoped():
-    from models.identity import Membership  # the join of people and workspaces, read from both sides
+    from models.identity.tables import Membership  # the join of people and workspaces, read from both sides
     stack, unscoped = list(BaseModel.__subclasses__()), []
     while stack:
         model = stack.pop()
@@ -48,8 +48,8 @@ def test_no_bare_select_of_a_scoped_model_in_the_domain():
 
 
 def test_in_workspace_filters_by_the_workspace(platform):
-    from models.api_keys import ApiKey
-    from models.db import session
+    from models.identity.tables import ApiKey
+    from models.kernel.db import session
     from tests import factories
     a, b = factories.workspace("a"), factories.workspace("b")
     factories.api_key(a)

@@ -5,10 +5,11 @@ import logging
 
 import pytest
 
-from models.api_keys import ApiKey, ApiKeyRecord, _PAGE
-from models.db import database, open_database, session
+from models.identity.api_keys import _PAGE, ApiKeyRecord
+from models.identity.tables import ApiKey
+from models.kernel.db import database, open_database, session
+from models.kernel.sql import Statement, _ServerPrepared
 from models.migrations import migrate
-from models.sql import Statement, _ServerPrepared
 from tests import factories
 
 

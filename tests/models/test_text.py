@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from models.text import printable, text_problem
+from models.kernel.text import printable, text_problem
 
 
 @pytest.mark.parametrize("value", ["plain", "Zoë's key", "rocket \U0001F680", "\u00a0no-break", "\u2028", "\ufffd"])

@@ -1,4 +1,4 @@
-"""Transcription jobs (models.transcription): the lease that lets another worker take a job whose
+"""Transcription jobs (models.calls.transcription): the lease that lets another worker take a job whose
 process died, retries, and concurrent claimers that never share a job. A fixed clock (``now``)
 stands in for waiting out a lease."""
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from models import recordings, transcription
-from models.calls import Call
-from models.db import session, utcnow
-from models.transcription import MAX_ATTEMPTS, TranscriptionJob
+from models.calls import recordings, transcription
+from models.calls.tables import Call, TranscriptionJob
+from models.calls.transcription import MAX_ATTEMPTS
+from models.kernel.db import session, utcnow
 from tests import factories
 from tests.models.test_version_numbering import run_threads
 
@@ -138,8 +138,8 @@ def test_concurrent_uploads_and_a_delete_leave_no_file_that_no_call_names(owner,
         call_id = uploaded(owner, tmp_path)
 
         def upload_or_delete(index: int) -> None:
-            from models.calls import delete_call
-            from models.errors import NotFound
+            from models.calls.calls import delete_call
+            from models.kernel.errors import NotFound
             with session():
                 try:
                     if index == 5 and round_ > 0:

@@ -1,6 +1,6 @@
 """Version numbers under concurrency: ``versionNumber`` counts 1, 2, 3... per entity, branch commits
 included, with no gap and no duplicate however many threads and processes save at once (issue 11;
-models.versioning explains how: every write updates the entity's row first). Also what the same
+models.configs.versioning explains how: every write updates the entity's row first). Also what the same
 row lock must keep true: one published version per entity, and no workflow left naming an agent
 deleted under it.
 
@@ -19,16 +19,13 @@ from collections import Counter
 
 import pytest
 
-from models import branches, entities, versioning
-from models.agents import Agent
-from models.branches import Branch
-from models.configs import agent_ids
-from models.db import database, is_postgres, open_database, session
-from models.errors import Conflict, InvalidInput
-from models.permissions import ROLES
-from models.principal import Principal
-from models.versioning import Version
-from models.workflows import Workflow
+from models.configs import branches, entities, versioning
+from models.configs.schemas import agent_ids
+from models.configs.tables import OPEN, Agent, Branch, Version, Workflow
+from models.identity.permissions import ROLES
+from models.identity.principal import Principal
+from models.kernel.db import database, is_postgres, open_database, session
+from models.kernel.errors import Conflict, InvalidInput
 from tests import factories
 
 # How long the main process waits for a worker process's report.
@@ -261,13 +258,13 @@ def _workflow_config(agent_id: str | None) -> dict:
 
 def assert_no_workflow_names_a_missing_agent(workspace_id: str) -> None:
     """No workflow's head, published version or open branch head names an agent that is gone:
-    the configurations that can still go live (models.workflows)."""
+    the configurations that can still go live (models.configs.references)."""
     with session():
         agents = {a.id for a in Agent.select(Agent.id).where(Agent.workspace == workspace_id)}
         dangling = []
         for workflow in Workflow.select().where(Workflow.workspace == workspace_id):
             open_heads = [b.head_version_id for b in Branch.select(Branch.head_version_id).where(
-                (Branch.entity_id == workflow.id) & (Branch.status == branches.OPEN))]
+                (Branch.entity_id == workflow.id) & (Branch.status == OPEN))]
             for what, version_id in [("head", workflow.head_version_id), ("published", workflow.published_version_id),
                                      *(("open branch head", v) for v in open_heads)]:
                 missing = set(agent_ids(versioning.config_of(workspace_id, version_id))) - agents

@@ -1,21 +1,21 @@
-"""Where outbound webhooks may go (models.webhook_addresses), with the operator's settings off and
+"""Where outbound webhooks may go (models.webhooks.addresses), with the operator's settings off and
 on, and the refusal at delivery time (api.webhook_delivery) of a host that is not public."""
 from __future__ import annotations
 
 import pytest
 
 from api.webhook_delivery import post
-from models import webhook_addresses
-from models.errors import InvalidInput
-from models.webhook_addresses import check_url, refusal
+from models.kernel.errors import InvalidInput
+from models.webhooks import addresses
+from models.webhooks.addresses import check_url, refusal
 from tests.webhook_receiver import Receiver
 
 
 @pytest.fixture(autouse=True)
 def default_policy():
-    webhook_addresses.configure(allow_http=False, allow_private=False)
+    addresses.configure(allow_http=False, allow_private=False)
     yield
-    webhook_addresses.configure(allow_http=False, allow_private=False)
+    addresses.configure(allow_http=False, allow_private=False)
 
 
 @pytest.mark.parametrize("address, reason", [
@@ -39,14 +39,14 @@ def test_public_addresses_pass(address):
 def test_registration_refuses_hosts_that_are_not_public_unless_the_operator_allows_them(url):
     with pytest.raises(InvalidInput, match="WEBHOOK_ALLOW_PRIVATE_ADDRESSES"):
         check_url(url)
-    webhook_addresses.configure(allow_http=False, allow_private=True)
+    addresses.configure(allow_http=False, allow_private=True)
     assert check_url(url) == url
 
 
 def test_http_only_when_the_operator_allows_it():
     with pytest.raises(InvalidInput, match="WEBHOOK_ALLOW_HTTP"):
         check_url("http://hooks.example.com/calls")
-    webhook_addresses.configure(allow_http=True, allow_private=False)
+    addresses.configure(allow_http=True, allow_private=False)
     assert check_url("http://hooks.example.com/calls") == "http://hooks.example.com/calls"
     assert check_url("https://hooks.example.com/calls") == "https://hooks.example.com/calls"
 
@@ -62,13 +62,13 @@ def test_delivery_refuses_a_private_address_at_send_time_and_sends_nothing():
     receiver = Receiver()
     try:
         # Registered while private addresses were allowed; the operator has since turned it off.
-        webhook_addresses.configure(allow_http=True, allow_private=False)
+        addresses.configure(allow_http=True, allow_private=False)
         for url in (receiver.url, receiver.url.replace("127.0.0.1", "localhost")):
             outcome = post(url, "evt", {"type": "ping"}, ["whsec_" + "A" * 43], timeout_s=5)
             assert not outcome.succeeded and outcome.error.startswith("Not sent:") and "loopback" in outcome.error
             assert "/hook" not in outcome.error  # no path or query (a token may be there) in the log
         assert receiver.received == []
-        webhook_addresses.configure(allow_http=True, allow_private=True)
+        addresses.configure(allow_http=True, allow_private=True)
         assert post(receiver.url, "evt", {"type": "ping"}, ["whsec_" + "A" * 43], timeout_s=5).succeeded
         # The receiver records a request after its answer is written, so the sender may be first to know.
         receiver.wait_for(1)

@@ -1,4 +1,4 @@
-"""The outbox of outbound webhooks (models.webhook_outbox) with a fixed clock: the backoff's bounds,
+"""The outbox of outbound webhooks (models.webhooks.outbox) with a fixed clock: the backoff's bounds,
 giving up after 24 hours, disabling a subscription that failed for 24 hours, leases that keep an
 event from two workers at once and hand it on when a worker dies, and concurrent claimers."""
 from __future__ import annotations
@@ -8,9 +8,11 @@ from datetime import timedelta
 
 import pytest
 
-from models import encryption, webhook_addresses, webhook_outbox, webhook_subscriptions
-from models.db import session, utcnow
-from models.webhook_outbox import MAX_BACKOFF_S, RETRY_WINDOW_S, Outcome, backoff_s
+from models.kernel import encryption
+from models.kernel.db import session, utcnow
+from models.webhooks import addresses, outbox, subscriptions
+from models.webhooks.outbox import MAX_BACKOFF_S, RETRY_WINDOW_S, Outcome, backoff_s
+from models.webhooks.tables import WebhookEvent
 from tests import factories
 from tests.models.test_version_numbering import run_threads
 
@@ -21,7 +23,7 @@ BASE_S = 5.0
 @pytest.fixture
 def owner(db, tmp_path):
     encryption.configure("a key for tests", tmp_path)
-    webhook_addresses.configure(allow_http=False, allow_private=False)
+    addresses.configure(allow_http=False, allow_private=False)
     return factories.workspace()
 
 
@@ -43,7 +45,7 @@ def succeeded(at) -> Outcome:
 
 def event_row(event_id):
     with session():
-        return webhook_outbox.WebhookEvent.get_by_id(event_id)
+        return WebhookEvent.get_by_id(event_id)
 
 
 def test_backoff_is_full_jitter_doubling_from_the_base_and_capped_at_an_hour():
@@ -63,16 +65,16 @@ def test_an_event_is_claimed_once_per_lease_and_taken_again_when_the_lease_runs_
     call_id = a_call_with_events(owner)
     now = utcnow()
     with session():
-        job = webhook_outbox.claim(LEASE_S, now=now)
+        job = outbox.claim(LEASE_S, now=now)
         assert job.subscription_id == sub and job.attempt == 1 and job.payload["callId"] == call_id
-        assert webhook_outbox.claim(LEASE_S, now=now + timedelta(seconds=LEASE_S - 1)) is None
+        assert outbox.claim(LEASE_S, now=now + timedelta(seconds=LEASE_S - 1)) is None
         # Its worker died mid-attempt: once the lease is over, another takes it, as attempt 2.
-        again = webhook_outbox.claim(LEASE_S, now=now + timedelta(seconds=LEASE_S + 1))
+        again = outbox.claim(LEASE_S, now=now + timedelta(seconds=LEASE_S + 1))
         assert again.event_id == job.event_id and again.attempt == 2
         # The dead worker's late outcome is not stored; the live one's is.
-        assert webhook_outbox.record(job, succeeded(now), retry_base_s=BASE_S) is None
-        assert webhook_outbox.record(again, succeeded(now), retry_base_s=BASE_S) == "delivered"
-        attempts = webhook_outbox.event_attempts(workspace_id=owner.workspace_id, event_id=job.event_id, limit=10,
+        assert outbox.record(job, succeeded(now), retry_base_s=BASE_S) is None
+        assert outbox.record(again, succeeded(now), retry_base_s=BASE_S) == "delivered"
+        attempts = outbox.event_attempts(workspace_id=owner.workspace_id, event_id=job.event_id, limit=10,
                                                  offset=0)
     assert attempts.total == 2  # both attempts are in the log
     assert event_row(job.event_id).status == "delivered"
@@ -85,15 +87,15 @@ def test_a_failed_attempt_is_due_again_within_the_backoff_and_the_event_fails_af
     now, rng = start, random.Random(3)
     with session():
         while True:
-            job = webhook_outbox.claim(LEASE_S, now=now)
+            job = outbox.claim(LEASE_S, now=now)
             assert job is not None, "the event must be due at its next attempt"
-            status = webhook_outbox.record(job, failed(now), retry_base_s=BASE_S, now=now, rng=rng)
+            status = outbox.record(job, failed(now), retry_base_s=BASE_S, now=now, rng=rng)
             row = event_row(job.event_id)
             if status == "failed":
                 break
             delay = (row.next_attempt_at - now).total_seconds()
             assert 0 <= delay <= min(MAX_BACKOFF_S, BASE_S * 2 ** job.attempt) + 1e-6
-            assert webhook_outbox.claim(LEASE_S, now=now) is None  # not due before its time
+            assert outbox.claim(LEASE_S, now=now) is None  # not due before its time
             now = row.next_attempt_at
     assert now - start <= timedelta(seconds=RETRY_WINDOW_S)
     assert row.status == "failed" and row.last_error == "The receiver answered 500."
@@ -110,9 +112,9 @@ def test_a_subscription_failing_every_attempt_for_24_hours_is_disabled_and_says_
 
     def attempt(outcome, at):
         with session():
-            job = webhook_outbox.claim(LEASE_S, now=due)
-            webhook_outbox.record(job, outcome(at), retry_base_s=BASE_S, now=at)
-            return webhook_subscriptions.get(workspace_id=owner.workspace_id, subscription_id=sub)
+            job = outbox.claim(LEASE_S, now=due)
+            outbox.record(job, outcome(at), retry_base_s=BASE_S, now=at)
+            return subscriptions.get(workspace_id=owner.workspace_id, subscription_id=sub)
 
     assert attempt(failed, start).failing_since == start
     assert attempt(succeeded, start + timedelta(hours=2)).failing_since is None  # a success starts the count again
@@ -125,18 +127,18 @@ def test_a_subscription_failing_every_attempt_for_24_hours_is_disabled_and_says_
 
     def statuses():
         with session():
-            return sorted(e.status for e in webhook_outbox.list_events(workspace_id=owner.workspace_id, limit=10,
+            return sorted(e.status for e in outbox.list_events(workspace_id=owner.workspace_id, limit=10,
                                                                          offset=0).items)
 
     assert statuses() == ["delivered", "paused", "paused"]
     with session():
-        assert webhook_outbox.claim(LEASE_S, now=due + timedelta(days=2)) is None
-        webhook_subscriptions.update(workspace_id=owner.workspace_id, subscription_id=sub, enabled=True)
-        record = webhook_subscriptions.get(workspace_id=owner.workspace_id, subscription_id=sub)
+        assert outbox.claim(LEASE_S, now=due + timedelta(days=2)) is None
+        subscriptions.update(workspace_id=owner.workspace_id, subscription_id=sub, enabled=True)
+        record = subscriptions.get(workspace_id=owner.workspace_id, subscription_id=sub)
     assert record.enabled and record.disabled_reason is None and record.failing_since is None
     assert statuses() == ["delivered", "pending", "pending"]
     with session():
-        assert webhook_outbox.claim(LEASE_S) is not None
+        assert outbox.claim(LEASE_S) is not None
 
 
 def test_concurrent_claimers_never_share_an_event(owner):
@@ -147,11 +149,11 @@ def test_concurrent_claimers_never_share_an_event(owner):
         taken = []
         while True:
             with session():
-                job = webhook_outbox.claim(LEASE_S)
+                job = outbox.claim(LEASE_S)
                 if job is None:
                     return taken
                 taken.append(job.payload["callId"])
-                webhook_outbox.record(job, succeeded(utcnow()), retry_base_s=BASE_S)
+                outbox.record(job, succeeded(utcnow()), retry_base_s=BASE_S)
 
     taken = [call_id for batch in run_threads(6, drain) for call_id in batch]
     assert sorted(taken) == sorted(calls)
@@ -162,12 +164,12 @@ def test_an_events_workspace_scopes_every_read(owner):
     a_call_with_events(owner)
     stranger = factories.workspace()
     with session():
-        (event,) = webhook_outbox.list_events(workspace_id=owner.workspace_id, limit=10, offset=0).items
-        assert webhook_outbox.list_events(workspace_id=stranger.workspace_id, limit=10, offset=0).total == 0
+        (event,) = outbox.list_events(workspace_id=owner.workspace_id, limit=10, offset=0).items
+        assert outbox.list_events(workspace_id=stranger.workspace_id, limit=10, offset=0).total == 0
         with pytest.raises(Exception, match="No webhook event"):
-            webhook_outbox.get_event(workspace_id=stranger.workspace_id, event_id=event.id)
+            outbox.get_event(workspace_id=stranger.workspace_id, event_id=event.id)
         with pytest.raises(Exception, match="No webhook event"):
-            webhook_outbox.redeliver(workspace_id=stranger.workspace_id, event_id=event.id)
+            outbox.redeliver(workspace_id=stranger.workspace_id, event_id=event.id)
 
 
 def test_a_subscription_deleted_while_a_call_is_recorded_neither_fails_the_ingest_nor_leaves_an_event(
@@ -176,7 +178,7 @@ def test_a_subscription_deleted_while_a_call_is_recorded_neither_fails_the_inges
     events: it waits for the ingest's commit, and then takes the new event with it."""
     import threading
     sub = subscription(owner)
-    read = webhook_outbox._SUBSCRIBERS.records
+    read = outbox._SUBSCRIBERS.records
     deleted = threading.Event()
 
     def read_then_delete(*args, **kwargs):
@@ -184,16 +186,16 @@ def test_a_subscription_deleted_while_a_call_is_recorded_neither_fails_the_inges
 
         def delete():
             with session():
-                webhook_subscriptions.delete(workspace_id=owner.workspace_id, subscription_id=sub)
+                subscriptions.delete(workspace_id=owner.workspace_id, subscription_id=sub)
             deleted.set()
 
         threading.Thread(target=delete, daemon=True).start()
         deleted.wait(1.0)  # the delete waits for this transaction; without a lock it would be done
         return rows
 
-    monkeypatch.setattr(webhook_outbox._SUBSCRIBERS, "records", read_then_delete)
+    monkeypatch.setattr(outbox._SUBSCRIBERS, "records", read_then_delete)
     call_id = factories.call(owner)
     assert deleted.wait(15), "the delete never finished"
     with session():
-        assert webhook_outbox.list_events(workspace_id=owner.workspace_id, limit=10, offset=0).total == 0
-        assert webhook_outbox.WebhookEvent.select().where(webhook_outbox.WebhookEvent.call == call_id).count() == 0
+        assert outbox.list_events(workspace_id=owner.workspace_id, limit=10, offset=0).total == 0
+        assert WebhookEvent.select().where(WebhookEvent.call == call_id).count() == 0

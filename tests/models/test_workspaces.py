@@ -2,10 +2,10 @@
 and the others are told the workspace is gone (on PostgreSQL with TEST_DATABASE_URL, as on SQLite)."""
 from __future__ import annotations
 
-from models import workspaces
-from models.db import session
-from models.errors import NotFound
-from models.principal import Principal
+from models.identity import workspaces
+from models.identity.principal import Principal
+from models.kernel.db import session
+from models.kernel.errors import NotFound
 from tests import factories
 from tests.models.test_version_numbering import run_threads
 

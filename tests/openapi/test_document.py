@@ -12,7 +12,7 @@ import yaml
 from openapi_spec_validator import validate
 
 from api.contract import SPEC_DIR, SPEC_FILE, document, operations
-from models.permissions import CATALOG
+from models.identity.permissions import CATALOG
 
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]
@@ -154,7 +154,7 @@ def _strings(schema):
             yield from _strings(part)
 
 
-# What no request string may hold (models.text): the rule the server applies to every operation,
+# What no request string may hold (models.kernel.text): the rule the server applies to every operation,
 # which the contract must state too, or generated clients and tests would send it as valid.
 # (Unpaired surrogates, refused too, are no characters of a UTF-8 string: no need to state them.)
 REFUSED = ["\x00", "\x01", "\x1f", "\x7f", "\x85", "\x9f"]

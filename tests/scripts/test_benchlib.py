@@ -17,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 import benchlib  # noqa: E402
+
 from tests.conftest import skip_or_fail  # noqa: E402
 
 

@@ -10,8 +10,8 @@ from tests.conftest import ROOT
 _MAKE_KEY = """
 import json, sys
 from core.settings import Settings
-from models.db import open_database
-from models.rate_limits import Limit
+from models.kernel.db import open_database
+from models.identity.rate_limits import Limit
 from tests import factories
 args = json.loads(sys.argv[1])
 s = Settings.from_env()

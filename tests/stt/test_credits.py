@@ -15,9 +15,9 @@ from tests.stt.test_stream import jfk_at, run, session
 _LEDGER = """
 import json, sys
 from core.settings import Settings
-from models import credits
-from models.db import open_database, session
-from models.identity import Membership
+from models.billing import credits
+from models.kernel.db import open_database, session
+from models.identity.tables import Membership
 s = Settings.from_env()
 open_database(s.database_url, s.data_dir)
 with session():

@@ -387,9 +387,10 @@ _CHANGE_KEY = """
 import json, sys
 from datetime import timedelta
 from core.settings import Settings
-from models.api_keys import ApiKey, delete_api_keys
-from models.credentials import authenticate
-from models.db import open_database, session, utcnow
+from models.identity.api_keys import delete_api_keys
+from models.identity.tables import ApiKey
+from models.identity.credentials import authenticate
+from models.kernel.db import open_database, session, utcnow
 args = json.loads(sys.argv[1])
 settings = Settings.from_env()
 open_database(settings.database_url, settings.data_dir)

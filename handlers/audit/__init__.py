@@ -1,0 +1,1 @@
+"""Handlers of the audit operations (see models.audit)."""

@@ -1,0 +1,1 @@
+"""Handlers of the billing operations (see models.billing)."""

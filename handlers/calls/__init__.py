@@ -1,0 +1,1 @@
+"""Handlers of the calls operations (see models.calls)."""

@@ -1,0 +1,1 @@
+"""Handlers of the configs operations (see models.configs)."""

@@ -1,0 +1,1 @@
+"""Handlers of the identity operations (see models.identity)."""

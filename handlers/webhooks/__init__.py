@@ -1,0 +1,1 @@
+"""Handlers of the webhooks operations (see models.webhooks)."""

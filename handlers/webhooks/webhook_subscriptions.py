@@ -1,0 +1,98 @@
+"""Outbound webhook subscriptions: createWebhookSubscription, listWebhookSubscriptions,
+getWebhookSubscription, updateWebhookSubscription, deleteWebhookSubscription,
+rotateWebhookSubscriptionSecret, testWebhookSubscription, listWebhookSubscriptionDeliveries."""
+from __future__ import annotations
+
+import anyio
+import anyio.to_thread
+
+from api import webhook_worker
+from api.envelope import ok
+from handlers.offload import in_session
+from handlers.wire import iso
+from models.kernel.errors import NotFound
+from models.webhooks import outbox, subscriptions
+from models.webhooks.subscriptions import SubscriptionRecord
+
+from .webhook_events import attempt_shape, event_shape
+
+# A test-fire's total time, kept within a client's patience.
+TEST_TIMEOUT_S = 15.0
+
+
+def subscription_shape(record: SubscriptionRecord) -> dict:
+    return {"id": record.id, "workspaceId": record.workspace_id, "url": record.url, "events": record.events,
+            "description": record.description, "enabled": record.enabled, "disabledReason": record.disabled_reason,
+            "failingSince": iso(record.failing_since), "previousSecretExpiresAt": iso(record.previous_secret_expires_at),
+            "createdBy": record.created_by, "createdAt": iso(record.created_at), "updatedAt": iso(record.updated_at)}
+
+
+def create_webhook_subscription(workspaceId: str, body: dict, principal):
+    record, secret = subscriptions.create(
+        principal, workspace_id=workspaceId, url=body["url"], events=body["events"],
+        description=body.get("description"), enabled=body.get("enabled", True))
+    return ok({"subscription": subscription_shape(record), "signingSecret": secret},
+              "Webhook subscription created; its signing secret is shown this once")
+
+
+def list_webhook_subscriptions(workspaceId: str, limit: int = 20, offset: int = 0):
+    page = subscriptions.list_subscriptions(workspace_id=workspaceId, limit=limit, offset=offset)
+    return ok({"subscriptions": [subscription_shape(s) for s in page.items], "pagination": page.pagination()})
+
+
+def get_webhook_subscription(workspaceId: str, subscriptionId: str):
+    record = subscriptions.get(workspace_id=workspaceId, subscription_id=subscriptionId)
+    return ok({"subscription": subscription_shape(record)})
+
+
+def update_webhook_subscription(workspaceId: str, subscriptionId: str, body: dict):
+    changes = {"description": body["description"]} if "description" in body else {}
+    record = subscriptions.update(workspace_id=workspaceId, subscription_id=subscriptionId,
+                                          url=body.get("url"), events=body.get("events"),
+                                          enabled=body.get("enabled"), **changes)
+    return ok({"subscription": subscription_shape(record)}, "Webhook subscription updated")
+
+
+def delete_webhook_subscription(workspaceId: str, subscriptionId: str):
+    subscriptions.delete(workspace_id=workspaceId, subscription_id=subscriptionId)
+    return ok({"id": subscriptionId}, "Webhook subscription deleted, with its events and their delivery log")
+
+
+def rotate_webhook_subscription_secret(workspaceId: str, subscriptionId: str, body: dict | None = None):
+    grace_s = (body or {}).get("graceSeconds", subscriptions.DEFAULT_GRACE_S)
+    record, secret = subscriptions.rotate_secret(workspace_id=workspaceId, subscription_id=subscriptionId,
+                                                         grace_s=grace_s)
+    return ok({"subscription": subscription_shape(record), "signingSecret": secret},
+              "Signing secret rotated; the new one is shown this once")
+
+
+async def test_webhook_subscription(workspaceId: str, subscriptionId: str):
+    """A signed ping, sent now; its answer is in the result and in the delivery log. The wait for
+    the receiver holds neither a handler thread nor a database connection."""
+    job = await in_session(outbox.start_ping, workspace_id=workspaceId, subscription_id=subscriptionId,
+                           lease_s=webhook_worker.lease_s(TEST_TIMEOUT_S))
+    outcome = await anyio.to_thread.run_sync(webhook_worker.send, job, TEST_TIMEOUT_S, limiter=_senders())
+    if outcome is None:
+        raise NotFound(f"No webhook subscription {subscriptionId} in this workspace.")  # deleted meanwhile
+    await in_session(outbox.record, job=job, outcome=outcome, retry_base_s=0)
+    event = (await in_session(outbox.get_event, workspace_id=workspaceId, event_id=job.event_id)).event
+    result = {"delivered": outcome.succeeded, "statusCode": outcome.status_code,
+              "latencyMs": round(outcome.latency_ms, 3), "error": outcome.error, "event": event_shape(event)}
+    return ok(result, "The receiver accepted the ping" if outcome.succeeded else "The ping was not accepted")
+
+
+_limiter: anyio.CapacityLimiter | None = None
+
+
+def _senders() -> anyio.CapacityLimiter:
+    """Test-fires waiting for receivers at once, per process; more wait their turn."""
+    global _limiter
+    if _limiter is None:
+        _limiter = anyio.CapacityLimiter(8)
+    return _limiter
+
+
+def list_webhook_subscription_deliveries(workspaceId: str, subscriptionId: str, limit: int = 20, offset: int = 0):
+    page = outbox.subscription_attempts(workspace_id=workspaceId, subscription_id=subscriptionId,
+                                                limit=limit, offset=offset)
+    return ok({"deliveries": [attempt_shape(a) for a in page.items], "pagination": page.pagination()})

@@ -1,0 +1,1 @@
+"""Billing: the credits ledger of each workspace."""

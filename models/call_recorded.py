@@ -1,0 +1,47 @@
+"""What a recorded call triggers: the one list.
+
+The end-of-call-report ingest (``models.calls.calls.ingest``) stores a new call, its count and its
+tags, then calls each subscriber below with the call's report, in order, in the same transaction:
+none of their effects exists without the call, nor the call without them, and a redelivered
+report triggers nothing. The calls package imports none of its subscribers; what a new kind of
+work needs of each recorded call (campaign contacts, feedback, simulations) is added here.
+"""
+from __future__ import annotations
+
+from models.billing import credits
+from models.calls import insights
+from models.calls.calls import Ingested, Report, ingest, outbound_payload
+from models.kernel.db import after_commit
+from models.webhooks import outbox
+
+
+def debit_minutes(report: Report) -> list[str]:
+    """The call's minutes, debited from the workspace's credits with the call itself."""
+    credits.debit_call(workspace_id=report.workspace_id, call_id=report.call_id, duration_ms=report.duration_ms)
+    return []
+
+
+def store_structured_data(report: Report) -> list[str]:
+    """The values the agent extracted, per declared field; a warning for each one not kept."""
+    if not report.structured_data:
+        return []
+    return insights.store_report_values(workspace_id=report.workspace_id, call_id=report.call_id,
+                                        started_at=report.started_at, agent_id=report.agent_id,
+                                        call_type=report.call_type, structured_data=report.structured_data)
+
+
+def enqueue_webhook_events(report: Report) -> list[str]:
+    """The outbound end-of-call-report of each subscription of the workspace; the delivery workers
+    of this process are woken once the call has committed."""
+    if outbox.enqueue_call(workspace_id=report.workspace_id, call_id=report.call_id,
+                           payload=outbound_payload(report)):
+        after_commit(outbox.notify_enqueued)
+    return []
+
+
+SUBSCRIBERS = (debit_minutes, store_structured_data, enqueue_webhook_events)
+
+
+def record(report: Report) -> Ingested:
+    """Record the reported call once, with everything it triggers (see the module's docstring)."""
+    return ingest(report, subscribers=SUBSCRIBERS)

@@ -1,0 +1,133 @@
+"""Call recordings: audio files under DATA_DIR/recordings/<workspace>/, one per call.
+
+An upload is streamed to a ``.part`` file beside its final place, flushed to disk, renamed, and only
+then named in the call's row (in the transaction that queues its transcription): a call never
+names a file that is not whole, and a failed or refused upload leaves nothing behind. A new upload
+replaces the file the call named, which is removed once the new one is committed.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from models.calls.tables import Call, TranscriptionJob
+from models.kernel.db import after_commit, database, is_postgres, utcnow
+from models.kernel.errors import NotFound, UnsupportedMediaType
+
+# The speech engine's formats (stt.audio.SUPPORTED_FORMATS), by the content types that name them.
+CONTENT_TYPES = {
+    "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/vnd.wave": "wav",
+    "audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/flac": "flac", "audio/x-flac": "flac",
+    "audio/ogg": "ogg", "audio/mp4": "m4a", "audio/x-m4a": "m4a", "audio/m4a": "m4a", "audio/webm": "webm",
+}
+_root: Path | None = None
+
+
+def recording_path(workspace_id: str, call_id: str) -> tuple[str | None] | None:
+    """(the call's recording file or None), None without the call; in a transaction, the row is
+    locked, so that an upload and a delete of one call each see the file the other left (no file
+    is left behind that no row names)."""
+    query = Call.in_workspace(workspace_id, Call.recording_path).where(Call.id == call_id)
+    if is_postgres() and database.in_transaction():
+        query = query.for_update()
+    return query.tuples().first()
+
+
+class Recording(NamedTuple):
+    content_type: str
+    size: int
+    uploaded_at: datetime
+
+
+def configure(data_dir: str | os.PathLike) -> None:
+    global _root
+    _root = Path(data_dir) / "recordings"
+
+
+def _directory(workspace_id: str) -> Path:
+    if _root is None:
+        raise RuntimeError("models.calls.recordings is not configured (core.boot does it)")
+    # Workspace ids are the service's own UUIDs; the call id is checked as a UUID by the contract.
+    directory = _root / workspace_id
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def format_of(content_type: str | None) -> str:
+    """The recording's media type; UnsupportedMediaType naming the accepted ones if it is none of them."""
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media not in CONTENT_TYPES:
+        raise UnsupportedMediaType(f"Content-Type {media or '(none)'} is not a recording format this service takes; "
+                           f"send one of {', '.join(sorted(CONTENT_TYPES))}.")
+    return media
+
+
+def part_file(workspace_id: str, call_id: str) -> Path:
+    """Where an upload is written until it is whole: a name no other upload takes."""
+    return _directory(workspace_id) / f"{call_id}.{secrets.token_hex(6)}.part"
+
+
+def finish_part(part: Path) -> Path:
+    """The part file flushed to disk and renamed to its final name."""
+    with open(part, "rb+") as handle:
+        os.fsync(handle.fileno())
+    final = part.with_suffix("")  # <call>.<random>
+    os.replace(part, final)
+    directory = os.open(final.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)  # the rename itself survives a crash
+    finally:
+        os.close(directory)
+    return final
+
+
+def attach(*, workspace_id: str, call_id: str, path: Path, content_type: str, size: int) -> Recording:
+    """Name ``path`` as the call's recording and queue its transcription, in one transaction; the
+    file it replaces is removed afterwards. If the call is gone, the file goes and NotFound."""
+    now = utcnow()
+    with database.atomic():
+        row = recording_path(workspace_id, call_id)
+        if row is None:
+            path.unlink(missing_ok=True)
+            raise NotFound(f"No call {call_id} in this workspace.")
+        Call.update(recording_path=str(path), recording_content_type=content_type, recording_bytes=size,
+                    recording_uploaded_at=now, transcription_status="pending", transcription_error=None,
+                    transcription_text=None, transcription_words=None, transcription_language=None,
+                    transcribed_at=None).where(Call.id == call_id).execute()
+        TranscriptionJob.delete().where(TranscriptionJob.call == call_id).execute()
+        TranscriptionJob.insert(call=call_id, workspace=workspace_id, status="pending", attempts=0,
+                                created_at=now, updated_at=now).execute()
+    if row[0] and row[0] != str(path):
+        delete_recording_file(row[0])
+    return Recording(content_type, size, now)
+
+
+def recording_file(*, workspace_id: str, call_id: str) -> tuple[Path, str, os.stat_result]:
+    """The call's uploaded file, its content type, and its size and times as it is now."""
+    row = (Call.in_workspace(workspace_id, Call.recording_path, Call.recording_content_type)
+           .where(Call.id == call_id).tuples().first())
+    if row is None:
+        raise NotFound(f"No call {call_id} in this workspace.")
+    if row[0] is None:
+        raise NotFound(f"Call {call_id} has no uploaded recording (its report's recordingUrl, if any, is in the call).")
+    try:
+        return Path(row[0]), row[1], os.stat(row[0])
+    except FileNotFoundError:  # replaced or deleted since the row was read
+        raise NotFound(f"Call {call_id}'s recording was replaced or deleted meanwhile; ask again.") from None
+
+
+def delete_recording_file(path: str) -> None:
+    """Once the deletion of the row that named it has committed."""
+    after_commit(lambda: Path(path).unlink(missing_ok=True))
+
+
+def delete_workspace_files(workspace_id: str) -> None:
+    """A deleted workspace's recordings directory, with whatever is in it (a part file included),
+    once the workspace's deletion has committed."""
+    if _root is not None:
+        root = _root
+        after_commit(lambda: shutil.rmtree(root / workspace_id, ignore_errors=True))

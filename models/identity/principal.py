@@ -1,0 +1,19 @@
+"""Who a request acts as: the value admission hands to every domain function."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.identity.rate_limits import Limit
+
+
+@dataclass(frozen=True)
+class Principal:
+    credential_id: str
+    kind: str  # "access_token" or "api_key"
+    user_id: str
+    # The workspace the request acts in: an API key's own, or the one a token's user named.
+    workspace_id: str | None
+    # The member's role, intersected with an API key's frozen permissions.
+    permissions: frozenset[str]
+    # The credential's own rate limit; None means the platform default applies.
+    rate_limit: Limit | None = None

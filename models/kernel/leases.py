@@ -1,0 +1,50 @@
+"""Work claimed by workers with a lease: the one way every kind of background work is taken.
+
+A kind of work is a table whose rows wait to be done (transcription jobs, webhook events; campaign
+contacts, simulation and optimization runs next). A worker claims the first due row with one
+UPDATE whose subquery picks it, FOR UPDATE SKIP LOCKED on PostgreSQL, so that workers in several
+processes take different rows without waiting on each other (SQLite has one writer at a time).
+The claim sets a lease: no other worker takes the row while the lease lasts, and if the worker's
+process dies the lease runs out and the row is due again, so a restart loses no work. A worker
+that needs longer renews its lease. Each claim leaves a token on the row (its lease's end or its
+attempt count): an outcome or a renewal is stored only while the row still holds the token, so a
+late outcome of a lease that ran out (the row taken since by another worker) changes nothing. A
+failed attempt is retried after a delay with full jitter (``backoff_s``).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from models.kernel.db import database, is_postgres
+
+
+@dataclass(frozen=True)
+class LeasedWork:
+    """One kind of leased work: its table and key, what makes a row due, the order in which due
+    rows are taken, what a claim sets, and what it returns. The SQL fragments name the table's
+    columns, prefixed with ``w.`` where the candidate row is meant, and mark parameters ``{p}``."""
+    table: str
+    key: str
+    due: str
+    order: str
+    claim_sets: str
+    returning: str
+
+    def claim(self, *params):
+        """The claimed row's ``returning`` columns, or None when nothing is due. ``params``: those
+        of ``claim_sets``, then those of ``due``, in the order their markers appear."""
+        p = database.param
+        lock = " FOR UPDATE OF w SKIP LOCKED" if is_postgres() else ""
+        sql = (f"UPDATE {self.table} SET {self.claim_sets.format(p=p)} WHERE {self.key} = ("
+               f"SELECT w.{self.key} FROM {self.table} w WHERE {self.due.format(p=p)} "
+               f"ORDER BY {self.order} LIMIT 1{lock}) RETURNING {self.returning}")
+        with database.atomic():
+            return database.execute_sql(sql, params).fetchone()
+
+
+def backoff_s(failures: int, base_s: float, max_s: float, rng: random.Random | None = None) -> float:
+    """The delay before the retry that follows the ``failures``-th failed attempt: full jitter,
+    uniform in [0, min(max_s, base_s * 2^failures)] (about base_s after the first)."""
+    ceiling = min(max_s, base_s * 2 ** min(failures, 32))
+    return (rng or random).uniform(0, ceiling)
