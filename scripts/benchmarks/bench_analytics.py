@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """GET /analytics/structured-data on PostgreSQL with --calls (default 100,000) calls and ten
 structured-data fields, one value of each per call (1,000,000 values), spread over 90 days: the
 latency of each granularity, and its ratio to the bare SQL the domain runs for it.
@@ -28,13 +27,6 @@ A Markdown table on stdout, progress on stderr.
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("connexion", "uvicorn", "psycopg2", "httpx")
-
-import argparse
-import importlib.machinery
-import importlib.util
 import os
 import platform
 import sys
@@ -42,10 +34,10 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from benchlib import CLEANUP, Server, bootstrap, free_port, log, median, percentile, scratch_dir, scratch_postgres, \
+from . import bench_calls, options
+from .harness import CLEANUP, ROOT, Server, bootstrap, free_port, log, median, percentile, scratch_dir, scratch_postgres, \
     service_env, wait_ready
 
-ROOT = Path(__file__).resolve().parent.parent
 GRANULARITIES = ("hour", "day", "month")
 GOAL_RATIO = 1.3
 FIELDS = ([("score_%d" % i, "number", None) for i in range(4)]
@@ -53,25 +45,10 @@ FIELDS = ([("score_%d" % i, "number", None) for i in range(4)]
           + [("choice_%d" % i, "enum", ["red", "green", "blue", "amber", "violet"]) for i in range(3)])
 
 
-def _script(name: str):
-    """A sibling script (no .py suffix) as a module: its seeding is shared rather than copied."""
-    path = Path(__file__).resolve().with_name(name)
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
-
-
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="scripts/bench_analytics", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = options.parser("bench_analytics", __doc__, options.rounds(requests=30, warmup=3),
+                            options.log_level(), options.postgres())
     parser.add_argument("--calls", type=int, default=100_000, help="calls seeded, ten values each (default 100000)")
-    parser.add_argument("--requests", type=int, default=30, help="measured requests per cell (default 30)")
-    parser.add_argument("--warmup", type=int, default=3, help="unrecorded requests first (default 3)")
-    parser.add_argument("--log-level", default="INFO", help="the API's LOG_LEVEL (default INFO, the service's)")
-    parser.add_argument("--postgres-url", default="postgresql://postgres@127.0.0.1:5432/test",
-                        help="a PostgreSQL server on which a scratch database is made and dropped")
     return parser.parse_args(argv)
 
 
@@ -170,7 +147,6 @@ def main(argv=None) -> int:
     import httpx
 
     args = parse_args(argv)
-    bench_calls = _script("bench_calls")
     rows = []
     with CLEANUP.scope():
         data_dir = scratch_dir("bench_analytics_")

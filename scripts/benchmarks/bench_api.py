@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Throughput and latency of the management API through uvicorn, next to a bare connexion app and a
 bare Starlette app served the same way, all driven by one compiled load generator (h2load) in one run.
 
@@ -43,10 +42,6 @@ if running as root on Debian, else the script says how to install it.
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("connexion", "uvicorn", "psycopg2")
-
 import argparse
 import contextlib
 import json
@@ -63,7 +58,8 @@ from importlib.metadata import version
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from benchlib import (CLEANUP, CpuMeter, H2load, Result, Server, balancing_closes, bootstrap, connections_by_process,
+from . import harness, options
+from .harness import (CLEANUP, CpuMeter, H2load, Result, Server, balancing_closes, bootstrap, connections_by_process,
                       csv_ints, csv_words, fetch, find_tool, free_port, log, median, scratch_dir, scratch_postgres,
                       service_env, settle_postgres, wait_ready)
 
@@ -181,14 +177,12 @@ uvloop.run(main(int(sys.argv[1])))
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="scripts/bench_api", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=int, default=8, help="measured whole seconds per cell (default 8)")
+    parser = options.parser("bench_api", __doc__, options.load_cells("h2load", "connection inactivity timeout"),
+                            options.workers([1, 2], "uvicorn processes of every target"), options.log_level(),
+                            options.postgres())
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds per management-API cell, each right after a run of bare connexion serving "
                              "the same document; the cell reports the median (default 3)")
-    parser.add_argument("--cell-warmup", type=int, default=1,
-                        help="unrecorded seconds of the same load before each cell (default 1)")
     parser.add_argument("--warmup", type=int, default=2,
                         help="unrecorded seconds of load after each server start, so that every worker "
                              "has imported and connected before any cell (default 2)")
@@ -196,23 +190,11 @@ def parse_args(argv=None):
                         help="connections, comma-separated (default 1,16)")
     parser.add_argument("--databases", type=csv_words, default=["sqlite", "postgresql"],
                         help="comma-separated from sqlite, postgresql (default both)")
-    parser.add_argument("--workers", type=csv_ints, default=[1, 2],
-                        help="uvicorn processes of every target, comma-separated (default 1,2)")
-    parser.add_argument("--log-level", default="INFO",
-                        help="the API's LOG_LEVEL (default INFO, the service default: one access-log line per request)")
     parser.add_argument("--no-log-off", action="store_true",
                         help="skip the rows of the API with LOG_LEVEL=WARNING (what the access log costs)")
     parser.add_argument("--post", action="store_true", help="also measure POST /api-keys (in a second workspace)")
     parser.add_argument("--seed-keys", type=int, default=200,
                         help="API keys created before the cells; GET /api-keys lists 20 of them (default 200)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="h2load threads, at most one per connection (default 1: see the notes in the output)")
-    parser.add_argument("--timeout", type=int, default=10,
-                        help="h2load's connection inactivity timeout in seconds (default 10)")
-    parser.add_argument("--postgres-url", default="postgresql://postgres@127.0.0.1:5432/test",
-                        help="an existing database to connect to for creating and dropping the scratch ones")
-    parser.add_argument("--h2load", help="the h2load binary (default: h2load on PATH, installed with apt-get if "
-                                         "missing)")
     args = parser.parse_args(argv)
     unknown = set(args.databases) - {"sqlite", "postgresql"}
     if unknown:
@@ -538,7 +520,7 @@ def report(bench: Bench, command: str, wall: float) -> None:
           "(the parameters of /api-keys) the fixed envelope. Both served by `python -m uvicorn ... --workers N --no-access-log` (connexion as a "
           "factory, as `python -m api.serve` serves ours), uvicorn's default loop and HTTP implementation.")
     print(f"- management API: `python -m api.serve` with WORKERS=N, STT_ENABLED=false, RATE_LIMITS_ENABLED=true, "
-          f"DEFAULT_REQUESTS_PER_MINUTE=DEFAULT_REQUESTS_PER_DAY={benchlib.UNLIMITED} (the limiter writes to the "
+          f"DEFAULT_REQUESTS_PER_MINUTE=DEFAULT_REQUESTS_PER_DAY={harness.UNLIMITED} (the limiter writes to the "
           f"database on every request and never refuses), LOG_LEVEL={args.log_level}; SQLite in a temporary "
           "DATA_DIR or DATABASE_URL on a scratch PostgreSQL database, both removed afterwards. Token and workspace "
           f"from `python -m api.admin bootstrap`; {args.seed_keys} API keys created with POST before the cells; GET "

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The audit log: what it costs a mutating request, and how fast its first page lists from a
 million entries.
 
@@ -21,27 +20,18 @@ A Markdown table on stdout, progress on stderr.
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("connexion", "psycopg2", "httpx")
-
-import argparse
 import os
 import time
 
-from benchlib import CLEANUP, log, median, percentile, scratch_dir, scratch_postgres
+from . import options
+from .harness import CLEANUP, log, median, percentile, scratch_dir, scratch_postgres
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--warmup", type=int, default=50)
+def main(argv=None) -> None:
+    parser = options.parser("bench_audit", __doc__, options.rounds(requests=300, rounds=6, warmup=50), options.postgres())
     parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--sqlite", action="store_true", help="A/B on SQLite; no listing case")
-    parser.add_argument("--postgres-url", default=os.environ.get("TEST_DATABASE_URL",
-                                                                 "postgresql://postgres@127.0.0.1:5432/test"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with CLEANUP.guard():
         work = scratch_dir("bench-audit-")
         url = None if args.sqlite else scratch_postgres(args.postgres_url, f"bench_audit_{os.getpid()}")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Calls under load on PostgreSQL: recording end-of-call-reports from the webhook, listing a workspace
 with 100,000 calls, and exporting them all.
 
@@ -21,7 +20,7 @@ with 100,000 calls, and exporting them all.
   reads     WORKERS=--read-workers (default 2); --calls (default 100,000) calls copied in process
             straight into the call table (COPY): started_at spread over 90 days, a ~1 KB transcript,
             a summary (1 in 100 mentions a refund), payload '{}' and ingest_warnings '[]'; every
-            tenth call tagged "a" and "b". Then VACUUM ANALYZE (bench_api's settle_postgres: a
+            tenth call tagged "a" and "b". Then VACUUM ANALYZE (the harness's settle_postgres: a
             table's state once autovacuum has seen it), and the API must answer the expected totals.
             GET /api/v2/call?workspaceId=W&limit=20 (the first page) and &offset=<calls/2>, at each
             --read-concurrency (default 1,16), and so the first page filtered by &tag=a and searched
@@ -37,13 +36,13 @@ with 100,000 calls, and exporting them all.
 
 Each wrk cell: --cell-warmup seconds of the same load unrecorded, then --duration seconds measured;
 wrk's closed loop over `concurrency` keep-alive connections; p50/p99 from wrk's histogram of every
-request (its Lua done() hook, bench_api's). After each wrk run the script waits until no statement
+request (its Lua done() hook, the harness's). After each wrk run the script waits until no statement
 runs on the scratch database (pg_stat_activity), so that the requests a run abandoned at its end do
 not load the next. A Markdown table per part on stdout, progress on stderr;
 exit status 1 when a cell saw an error answer or a socket error, the calls counted disagree with
 the answers, or an export failed or missed rows.
 
-wrk: on PATH or --wrk; installed with apt-get when missing and running as root (bench_api's finder).
+wrk: on PATH or --wrk; installed with apt-get when missing and running as root (the harness's finder).
 
     scripts/bench_calls [--duration 8] [--concurrency 16] [--ingest-workers 1,2] [--read-workers 2]
                         [--read-concurrency 1,16] [--calls 100000] [--log-level INFO]
@@ -51,14 +50,7 @@ wrk: on PATH or --wrk; installed with apt-get when missing and running as root (
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("connexion", "uvicorn", "psycopg2", "httpx")
-
-import argparse
 import csv
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -74,24 +66,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from benchlib import (CLEANUP, UNLIMITED, CpuMeter, Server, bootstrap, csv_ints, fetch, free_port, log, scratch_dir,
-                      scratch_postgres, service_env, wait_ready)
-
-
-def _bench_api():
-    """scripts/bench_api as a module (it has no .py suffix): its wrk finder, runner and done() hook
-    and its VACUUM ANALYZE, shared rather than copied."""
-    path = Path(__file__).resolve().with_name("bench_api")
-    loader = importlib.machinery.SourceFileLoader("bench_api", str(path))
-    spec = importlib.util.spec_from_loader("bench_api", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_api"] = module  # dataclasses look their module up while the file runs
-    loader.exec_module(module)
-    return module
-
-
-bench_api = _bench_api()
-Wrk, Result, find_wrk, settle_postgres = bench_api.Wrk, bench_api.Result, bench_api.find_wrk, bench_api.settle_postgres
+from . import options
+from .harness import (CLEANUP, UNLIMITED, WRK_DONE_LUA, CpuMeter, Result, Server, Wrk, bootstrap, csv_ints, fetch,
+                      find_wrk, free_port, log, scratch_dir, scratch_postgres, service_env, settle_postgres, wait_ready)
 
 GOAL_INGEST_PER_WORKER = 500.0
 GOAL_P99_MS, GOAL_CONCURRENCY = 25.0, 16
@@ -120,8 +97,8 @@ SUMMARY = ("The customer reported a duplicate charge on invoice 1042; a billing 
 
 # Every request a report of a call no other request reports: its callId from BENCH_TAG (one number
 # per wrk run), the wrk thread and this thread's count, put where BENCH_BODY (the report, with
-# __CALL_ID__ for its callId) has the marker. bench_api's part follows: with BENCH_BODY set it makes
-# the requests POSTs of JSON (wrk.headers, with the -H headers), and its done() hook.
+# __CALL_ID__ for its callId) has the marker; POSTs of JSON (wrk.headers, with the -H headers), ended by
+# the harness's done() hook.
 INGEST_LUA = r'''
 local run = tonumber(os.getenv("BENCH_TAG") or "0")
 local template = os.getenv("BENCH_BODY")
@@ -135,6 +112,7 @@ function setup(thread)
 end
 
 function init(args)
+  wrk.headers["Content-Type"] = "application/json"
   local s, e = string.find(template, "__CALL_ID__", 1, true)
   head, tail = string.sub(template, 1, s - 1), string.sub(template, e + 1)
 end
@@ -145,15 +123,11 @@ function request()
                            math.floor(count / 4096) % 4096, count)
   return wrk.format("POST", nil, nil, head .. id .. tail)
 end
-''' + bench_api.WRK_LUA
+''' + WRK_DONE_LUA
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="scripts/bench_calls", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=int, default=8, help="measured whole seconds per cell (default 8)")
-    parser.add_argument("--cell-warmup", type=int, default=1,
-                        help="unrecorded seconds of the same load before each cell (default 1)")
+    parser = options.parser("bench_calls", __doc__, options.load_cells(), options.log_level(), options.postgres())
     parser.add_argument("--concurrency", type=int, default=16, help="connections posting reports (default 16)")
     parser.add_argument("--ingest-workers", type=csv_ints, default=[1, 2],
                         help="WORKERS of the ingest cells, comma-separated (default 1,2)")
@@ -161,12 +135,6 @@ def parse_args(argv=None):
     parser.add_argument("--read-concurrency", type=csv_ints, default=[1, 16],
                         help="connections of the page reads, comma-separated (default 1,16)")
     parser.add_argument("--calls", type=int, default=100_000, help="calls seeded for the reads and export (default 100000)")
-    parser.add_argument("--log-level", default="INFO", help="the API's LOG_LEVEL (default INFO, the service's)")
-    parser.add_argument("--threads", type=int, default=1, help="wrk threads, at most one per connection (default 1)")
-    parser.add_argument("--timeout", type=int, default=10, help="wrk's per-request timeout in seconds (default 10)")
-    parser.add_argument("--postgres-url", default="postgresql://postgres@127.0.0.1:5432/test",
-                        help="an existing database to connect to for creating and dropping the scratch ones")
-    parser.add_argument("--wrk", help="the wrk binary (default: wrk on PATH, installed with apt-get if missing)")
     args = parser.parse_args(argv)
     if (not args.ingest_workers or not args.read_concurrency
             or min(args.ingest_workers + args.read_concurrency + [args.concurrency, args.read_workers]) < 1):
@@ -693,11 +661,11 @@ def main(argv=None) -> int:
     started = time.monotonic()
     with CLEANUP.guard():
         scripts = scratch_dir("bench_calls_wrk_")
-        (scripts / "get.lua").write_text(bench_api.WRK_LUA)
+        (scripts / "get.lua").write_text(WRK_DONE_LUA)
         (scripts / "ingest.lua").write_text(INGEST_LUA)
         binary = find_wrk(args.wrk)
-        get_wrk = Wrk(binary, scripts / "get.lua", args.threads, args.timeout)
-        ingest_wrk = Wrk(binary, scripts / "ingest.lua", args.threads, args.timeout)
+        get_wrk = Wrk(binary, args.threads, args.timeout, script=scripts / "get.lua")
+        ingest_wrk = Wrk(binary, args.threads, args.timeout, script=scripts / "ingest.lua")
         ingest = []
         for workers in args.ingest_workers:
             log(f"ingest: workers={workers}")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What one authenticated request costs the management API's process: its ASGI app in this
 process (rate limiting on, limits never reached, the access log on and written nowhere), driven
 with one GET after another carrying a bootstrapped access token. On PostgreSQL the figures include
@@ -20,10 +19,6 @@ in a worktree of the other (`git worktree add /tmp/old HEAD~1`; its scripts/ on 
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("connexion")
-
 import argparse
 import asyncio
 import logging
@@ -35,20 +30,18 @@ import sys
 import time
 import uuid
 
+from . import harness, options
+
 WARM_UP = 300
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = options.parser("bench_request", __doc__, options.rounds(requests=2000, rounds=5), options.postgres())
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--path", default="/api/v2/permissions",
                         help="the GET to repeat; {workspaceId} is replaced by the bootstrapped workspace's id "
                              "(default /api/v2/permissions)")
-    parser.add_argument("--requests", type=int, default=2000, help="per round (default 2000); with --instructions, N")
-    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--instructions", action="store_true", help="count instructions under cachegrind")
-    parser.add_argument("--postgres-url", default="postgresql://postgres@127.0.0.1:5432/test",
-                        help="an existing database to connect to for creating and dropping the scratch one")
     parser.add_argument("--only-count", type=int, help=argparse.SUPPRESS)  # one run under cachegrind
     args = parser.parse_args(argv)
     if min(args.requests, args.rounds) < 1:
@@ -58,12 +51,12 @@ def parse_args(argv=None):
 
 def make_app(args):
     """The app on a scratch database, and the headers and path of the request to repeat."""
-    data_dir = benchlib.scratch_dir("bench_request_")
+    data_dir = harness.scratch_dir("bench_request_")
     database_url = None
     if args.database == "postgresql":
-        database_url = benchlib.scratch_postgres(args.postgres_url, f"bench_request_{uuid.uuid4().hex[:8]}")
-    env = benchlib.service_env(DATA_DIR=data_dir, DATABASE_URL=database_url, STT_ENABLED="false", LOG_LEVEL="INFO")
-    owner = benchlib.bootstrap(env)
+        database_url = harness.scratch_postgres(args.postgres_url, f"bench_request_{uuid.uuid4().hex[:8]}")
+    env = harness.service_env(DATA_DIR=data_dir, DATABASE_URL=database_url, STT_ENABLED="false", LOG_LEVEL="INFO")
+    owner = harness.bootstrap(env)
     os.environ.clear()
     os.environ.update(env)
     from api.app import create_app
@@ -116,9 +109,9 @@ def instructions(args) -> float:
     runs = []
     for count in (args.requests, 2 * args.requests):
         command = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                   sys.executable, __file__, "--database", args.database, "--path", args.path,
+                   sys.executable, str(harness.SCRIPTS / "bench_request"), "--database", args.database, "--path", args.path,
                    "--postgres-url", args.postgres_url, "--only-count", str(count)]
-        benchlib.log(f"cachegrind: {count} requests (a few minutes)")
+        harness.log(f"cachegrind: {count} requests (a few minutes)")
         runs.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
     totals = []
     for process in runs:
@@ -138,14 +131,14 @@ def main(argv=None) -> int:
         print(f"\n(`scripts/bench_request --database {args.database} --path '{args.path}' --requests {args.requests} "
               f"--instructions`: two cachegrind runs, {args.requests} and {2 * args.requests} requests.)")
         return 0
-    with benchlib.CLEANUP.scope():
+    with harness.CLEANUP.scope():
         app, path, headers = make_app(args)
         if args.only_count:
             asyncio.run(run(app, path, headers, [args.only_count]))
             return 0
-        benchlib.log(f"GET {path} on {args.database}: {args.rounds} rounds of {args.requests}")
+        harness.log(f"GET {path} on {args.database}: {args.rounds} rounds of {args.requests}")
         times = asyncio.run(run(app, path, headers, [args.requests] * args.rounds))
-    print(f"| {args.database} | GET {args.path} | {benchlib.median(times):.1f} µs CPU per request "
+    print(f"| {args.database} | GET {args.path} | {harness.median(times):.1f} µs CPU per request "
           f"(median of rounds) | rounds: {', '.join(f'{t:.0f}' for t in times)} |")
     print(f"\n(`scripts/bench_request --database {args.database} --path '{args.path}' --requests {args.requests} "
           f"--rounds {args.rounds}`, in process.)")

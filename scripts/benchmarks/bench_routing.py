@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What routing costs a request, by the place of its operation in the contract: the management
 API's ASGI app in this process (SQLite in a scratch DATA_DIR, LOG_LEVEL=WARNING), driven directly
 with one GET after another and no credential, so a request is routing, the middleware and the
@@ -15,11 +14,6 @@ one in a worktree of the other (`git worktree add /tmp/old HEAD~1`; its scripts/
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("connexion")
-
-import argparse
 import asyncio
 import contextlib
 import os
@@ -27,14 +21,14 @@ import time
 
 from starlette.routing import Mount, Route
 
+from . import harness, options
+
 PATHS = ["/api/v2/permissions", "/api/v2/call", "/api/v2/webhooks/events", "/api/v2/workspace/logs",
          "/api/v2/no-such-operation"]
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = options.parser("bench_routing", __doc__, options.rounds(requests=2000, rounds=5))
     parser.add_argument("--path", action="append", help="a path to measure (repeatable); default: a few, first to last")
     return parser.parse_args(argv)
 
@@ -96,15 +90,15 @@ async def measure(app, path: str, requests: int, rounds: int) -> tuple[int, int,
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    with benchlib.CLEANUP.scope():
-        os.environ.update(DATA_DIR=str(benchlib.scratch_dir("bench_routing_")), STT_ENABLED="false",
+    with harness.CLEANUP.scope():
+        os.environ.update(DATA_DIR=str(harness.scratch_dir("bench_routing_")), STT_ENABLED="false",
                           LOG_LEVEL="WARNING", RATE_LIMITS_ENABLED="false")
         app = make_app()
         rows = []
         for path in args.path or PATHS:
-            benchlib.log(f"GET {path}")
+            harness.log(f"GET {path}")
             status, tried, times = asyncio.run(measure(app, path, args.requests, args.rounds))
-            rows.append((path, status, tried, benchlib.median(times), times))
+            rows.append((path, status, tried, harness.median(times), times))
     print("| GET | status | routes tried | µs per request (median of rounds) | rounds |")
     print("|---|---:|---:|---:|---|")
     for path, status, tried, mid, times in rows:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Real-time transcription over WebSocket /v1/audio/stream: final-word latency, accuracy, pass cost
 and how many concurrent real-time sessions the machine holds.
 
@@ -35,11 +34,6 @@ a 3-minute pass-cost input) about 4.
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("aiohttp", "numpy")
-
-import argparse
 import asyncio
 import json
 import math
@@ -54,8 +48,9 @@ from pathlib import Path
 import aiohttp
 import numpy as np
 
-from benchlib import CLEANUP, JFK, CpuMeter, csv_ints, log, median, percentile, scratch_dir
-from benchlib import SAMPLE_RATE as RATE
+from . import harness, options
+from .harness import CLEANUP, JFK, CpuMeter, csv_ints, log, median, percentile, scratch_dir
+from .harness import SAMPLE_RATE as RATE
 from stt.scoring import wer, words
 
 PAUSES = (1.0, 1.5, 2.0)  # seconds between copies of the fixture, in turn
@@ -65,20 +60,18 @@ UNLIMITED = "1000000000"
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="scripts/bench_stream", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = options.parser("bench_stream", __doc__,
+                            options.engine("whisper.cpp threads: STT_THREADS, and the engine in this process"),
+                            options.log_level("the server"))
     parser.add_argument("--quick", action="store_true",
                         help="defaults for a short run: --levels 1,2 --stream-seconds 30 --pass-minutes 3")
     parser.add_argument("--levels", type=csv_ints, help="concurrent streams per row, comma-separated (default 1,2,3,4)")
     parser.add_argument("--stream-seconds", type=float, help="length of the repeated clip (default 60)")
     parser.add_argument("--pass-minutes", type=float, help="length of the pass-cost input (default 10; 0 skips it)")
-    parser.add_argument("--threads", type=int, default=2,
-                        help="whisper.cpp threads: STT_THREADS, and the engine in this process (default 2)")
     parser.add_argument("--workers", type=int, default=1, help="STT_WORKERS, engine contexts of the server (default 1)")
     parser.add_argument("--chunk-ms", type=int, default=100, help="audio per binary frame in ms (default 100)")
     parser.add_argument("--max-p90", type=float, default=3.0,
                         help="the final-word latency p90 a concurrency level must stay under, in s (default 3)")
-    parser.add_argument("--log-level", default="INFO", help="the server's LOG_LEVEL (default INFO, the service default)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds a stream may wait for its result after eof (default 120)")
     args = parser.parse_args(argv)
@@ -122,13 +115,13 @@ def align(ref: list[str], hyp: list[str]) -> list[tuple[int, int]]:
 
 @dataclass
 class SttServer:
-    server: benchlib.Server
+    server: harness.Server
     url: str  # the stream endpoint
     token: str
 
 
 def start_server(args, work: Path, model: Path) -> SttServer:
-    started = benchlib.start_stt_server(work, model, STT_WORKERS=args.workers, STT_THREADS=args.threads,
+    started = harness.start_stt_server(work, model, STT_WORKERS=args.workers, STT_THREADS=args.threads,
                                         STT_MAX_STREAMS=MAX_STREAMS, LOG_LEVEL=args.log_level,
                                         # A crash inside the native engine then leaves the Python stacks in the log.
                                         PYTHONFAULTHANDLER="1")
@@ -155,7 +148,7 @@ class Clip:
 
 
 def read_fixture() -> np.ndarray:
-    return np.frombuffer(benchlib.fixture_pcm(), dtype="<i2")
+    return np.frombuffer(harness.fixture_pcm(), dtype="<i2")
 
 
 def repeated(speech: np.ndarray, seconds: float) -> Clip:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Speed and memory of the speech-to-text server, next to its bare engine and to faster-whisper.
 
 One run measures, on the bundled tiny.en weights:
@@ -31,10 +30,6 @@ the output says how busy it was during each phase.
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("av", "httpx", "numpy")  # av: the engine's decoder, only in the project's environment
-
 import argparse
 import asyncio
 import gc
@@ -53,7 +48,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from benchlib import CLEANUP, FIXTURE, JFK, UNLIMITED, CpuMeter, log, median, percentile, run_child, scratch_dir
+from . import harness, options
+from .harness import CLEANUP, FIXTURE, JFK, SCRIPTS, UNLIMITED, CpuMeter, log, median, percentile, run_child, scratch_dir
 from stt.scoring import words
 
 try:
@@ -75,12 +71,11 @@ def csv_configs(text: str) -> list[tuple[int, int]]:
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="scripts/bench_stt", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = options.parser("bench_stt", __doc__,
+                            options.engine("whisper.cpp threads for the sequential runs: STT_THREADS, the engine's "
+                                           "n_threads and faster-whisper's cpu_threads"),
+                            options.log_level("the server"))
     parser.add_argument("--reps", type=int, default=5, help="measured repetitions per clip and path (default 5)")
-    parser.add_argument("--threads", type=int, default=2,
-                        help="whisper.cpp threads for the sequential runs: STT_THREADS, the engine's n_threads "
-                             "and faster-whisper's cpu_threads (default 2)")
     parser.add_argument("--long-seconds", type=float, default=60.0,
                         help="length of the long clip built from the fixture (default 60)")
     parser.add_argument("--duration", type=float, default=30.0, help="measured seconds per load cell (default 30)")
@@ -97,8 +92,6 @@ def parse_args(argv=None):
     parser.add_argument("--quiet-cores", type=float, default=0.2,
                         help="what counts as quiet for --quiet-wait, in cores busy outside the benchmark (default 0.2)")
     parser.add_argument("--no-peer", action="store_true", help="skip faster-whisper")
-    parser.add_argument("--log-level", default="INFO",
-                        help="the server's LOG_LEVEL (default INFO, the service default: one access-log line per request)")
     parser.add_argument("--timeout", type=float, default=300.0, help="per-request timeout in seconds (default 300)")
     parser.add_argument("--peer-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -148,7 +141,7 @@ def wait_quiet(args, pids: list[int], phase: str) -> None:
 
 @dataclass
 class SttServer:
-    server: benchlib.Server
+    server: harness.Server
     base_url: str
     headers: dict[str, str]
     workers: int
@@ -156,7 +149,7 @@ class SttServer:
 
 
 def start_server(args, work: Path, model: Path, workers: int, threads: int) -> SttServer:
-    started = benchlib.start_stt_server(work, model, STT_WORKERS=workers, STT_THREADS=threads,
+    started = harness.start_stt_server(work, model, STT_WORKERS=workers, STT_THREADS=threads,
                                         STT_QUEUE=args.queue, LOG_LEVEL=args.log_level)
     return SttServer(started.server, f"http://127.0.0.1:{started.port}",
                      {"Authorization": f"Bearer {started.token}"}, workers, threads)
@@ -177,7 +170,7 @@ class Clip:
 def build_clips(work: Path, long_seconds: float) -> list[Clip]:
     from stt.audio import SAMPLE_RATE, decode
 
-    speech = np.frombuffer(benchlib.fixture_pcm(), dtype="<i2")
+    speech = np.frombuffer(harness.fixture_pcm(), dtype="<i2")
     # As many copies as fit with pauses of at least half a second, the pauses stretched to fill the length exactly.
     total = int(round(long_seconds * SAMPLE_RATE))
     copies = max(1, int((total + SAMPLE_RATE // 2) // (speech.size + SAMPLE_RATE // 2)))
@@ -333,7 +326,7 @@ def run_peer(args, clips: list[Clip]) -> Peer:
             "clips": [str(clip.path) for clip in clips]}
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     budget = 120 + sum(clip.seconds for clip in clips) * (args.reps + 1) * 2
-    out = json.loads(run_child([sys.executable, str(Path(__file__).resolve()), "--peer-child", json.dumps(spec)],
+    out = json.loads(run_child([sys.executable, str(SCRIPTS / "bench_stt"), "--peer-child", json.dumps(spec)],
                                env, budget, "faster-whisper").strip().splitlines()[-1])
     peer = Peer(peak_rss_kb=out["peak_rss_kb"], versions=out["versions"], fallback=out["fallback"])
     for clip, measured in zip(clips, out["clips"]):

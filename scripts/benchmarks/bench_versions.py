@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The version history of one agent under load (issue 11's benchmark): reading a page of an agent
 with 10,000 versions, near its newest and near its oldest end, and saving new versions of one
 agent from several clients at once.
@@ -31,11 +30,11 @@ For each database (--databases, default postgresql; sqlite as well on request):
 
 Each cell: --cell-warmup seconds of the same load unrecorded, then --duration seconds measured;
 wrk's closed loop over `concurrency` keep-alive connections; p50/p99 from wrk's histogram of every
-request (benchlib's Lua done() hook for wrk). Goal (issue 11): p99 <= 25 ms at concurrency 16 on
+request (the harness's Lua done() hook for wrk). Goal (issue 11): p99 <= 25 ms at concurrency 16 on
 PostgreSQL for both reads. Markdown table on stdout, progress on stderr; exit status 1 when a cell
 saw an error answer or a socket error, or the numbers have a gap or a duplicate.
 
-wrk: on PATH or --wrk; installed with apt-get when missing and running as root (benchlib's finder).
+wrk: on PATH or --wrk; installed with apt-get when missing and running as root (the harness's finder).
 
     scripts/bench_versions [--duration 8] [--databases postgresql,sqlite] [--workers 2]
                            [--concurrency 1,16] [--save-concurrency 8] [--versions 10000]
@@ -43,11 +42,6 @@ wrk: on PATH or --wrk; installed with apt-get when missing and running as root (
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("connexion", "uvicorn", "psycopg2")
-
-import argparse
 import json
 import os
 import platform
@@ -59,16 +53,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from benchlib import (CLEANUP, UNLIMITED, WRK_DONE_LUA, CpuMeter, Result, Server, Wrk, bootstrap, csv_ints,
-                      csv_words, fetch, find_tool, free_port, log, scratch_dir, scratch_postgres, service_env,
+from . import options
+from .harness import (CLEANUP, UNLIMITED, WRK_DONE_LUA, CpuMeter, Result, Server, Wrk, bootstrap, csv_ints,
+                      csv_words, fetch, find_wrk, free_port, log, scratch_dir, scratch_postgres, service_env,
                       settle_postgres, wait_ready)
-
-
-def find_wrk(path: str | None) -> str:
-    # wrk, not bench_api's h2load: each save needs a body of its own, which wrk's Lua request() makes.
-    return find_tool(path, "wrk", "wrk", "--wrk",
-                     "`brew install wrk` on macOS, or build it from https://github.com/wg/wrk")
-
 
 GOAL_P99_MS, GOAL_CONCURRENCY, GOAL_DB = 25.0, 16, "postgresql"
 PAGE = 100
@@ -98,11 +86,7 @@ end
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="scripts/bench_versions", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=int, default=8, help="measured whole seconds per cell (default 8)")
-    parser.add_argument("--cell-warmup", type=int, default=1,
-                        help="unrecorded seconds of the same load before each cell (default 1)")
+    parser = options.parser("bench_versions", __doc__, options.load_cells(), options.log_level(), options.postgres())
     parser.add_argument("--warmup", type=int, default=2,
                         help="unrecorded seconds of reads after the server starts (default 2)")
     parser.add_argument("--concurrency", type=csv_ints, default=[1, 16],
@@ -112,14 +96,8 @@ def parse_args(argv=None):
                         help="comma-separated from postgresql, sqlite (default postgresql)")
     parser.add_argument("--workers", type=int, default=2, help="API processes (WORKERS, default 2)")
     parser.add_argument("--versions", type=int, default=10_000, help="versions of the agent read (default 10000)")
-    parser.add_argument("--log-level", default="INFO", help="the API's LOG_LEVEL (default INFO, the service's)")
     parser.add_argument("--rate-limits-off", action="store_true",
                         help="RATE_LIMITS_ENABLED=false (default: on, with limits never reached)")
-    parser.add_argument("--threads", type=int, default=1, help="wrk threads, at most one per connection (default 1)")
-    parser.add_argument("--timeout", type=int, default=10, help="wrk's per-request timeout in seconds (default 10)")
-    parser.add_argument("--postgres-url", default="postgresql://postgres@127.0.0.1:5432/test",
-                        help="an existing database to connect to for creating and dropping the scratch one")
-    parser.add_argument("--wrk", help="the wrk binary (default: wrk on PATH, installed with apt-get if missing)")
     args = parser.parse_args(argv)
     unknown = set(args.databases) - {"sqlite", "postgresql"}
     if unknown:

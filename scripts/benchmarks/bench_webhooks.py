@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Outbound webhooks on PostgreSQL: events delivered per second, and the delay from a report's
 ingest to the first delivery attempt of its event.
 
@@ -24,11 +23,6 @@ ingest to the first delivery attempt of its event.
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("connexion", "uvicorn", "psycopg2", "httpx")
-
-import argparse
 import sys
 import json
 import threading
@@ -39,7 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
-from benchlib import CLEANUP, Server, bootstrap, free_port, log, percentile, scratch_dir, scratch_postgres, \
+from . import options
+from .harness import CLEANUP, Server, bootstrap, free_port, log, percentile, scratch_dir, scratch_postgres, \
     service_env, wait_ready
 
 
@@ -144,14 +139,12 @@ def receiver_ceiling(receiver: Receiver, count: int) -> float:
     return rate
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None) -> None:
+    parser = options.parser("bench_webhooks", __doc__, options.workers([1, 2]), options.postgres())
     parser.add_argument("--events", type=int, default=3000)
-    parser.add_argument("--workers", type=benchlib.csv_ints, default=[1, 2])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--postgres-url", default="postgresql://postgres@127.0.0.1:5432/test")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     receiver = Receiver()
     work = scratch_dir("bench_webhooks_")
     log(f"receiver ceiling: {args.events} POSTs from 8 threads")

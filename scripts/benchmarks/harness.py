@@ -1,10 +1,11 @@
-"""What the benchmark and audio scripts in this folder share: the switch into the project's
-virtualenv, servers in process groups of their own, scratch data undone whatever ends a run,
-percentiles, and the speech fixture.
+"""What the benchmarks (and scripts/stream_audio) share: the switch into the project's virtualenv,
+servers in process groups of their own, scratch data undone whatever ends a run, the load
+generators, percentiles, and the speech fixture.
 
 Standard library only at import time, because it is imported before the switch into the virtualenv
-(the scripts are started as ``scripts/NAME`` or ``python scripts/NAME``, so this folder is
-``sys.path[0]``); psycopg2 is imported where a scratch PostgreSQL database is made.
+(a script is started as ``scripts/NAME`` or ``python scripts/NAME``, so scripts/ is ``sys.path[0]``
+and this package imports as ``benchmarks``); psycopg2 is imported where a scratch PostgreSQL database
+is made.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 from urllib.parse import urlparse, urlunparse
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts"  # the commands, scripts/<name> for the module <name> of this package
 VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
 # Set in the environment of the switched process: a virtualenv still missing a module fails with the
 # ImportError instead of switching again, and again.
@@ -376,6 +378,12 @@ def find_tool(path: str | None, binary: str, package: str, option: str, elsewher
                          f"PATH): `sudo apt-get install {package}` on Debian or Ubuntu, {elsewhere}")
     return found
 
+
+
+def find_wrk(path: str | None) -> str:
+    """wrk, for the benchmarks whose every request needs a body of its own (wrk's Lua request() makes
+    it), where bench_api's h2load repeats one."""
+    return find_tool(path, "wrk", "wrk", "--wrk", "`brew install wrk` on macOS, or build it from https://github.com/wg/wrk")
 
 @dataclass
 class Result:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Replays a WAV file through the streaming policy (stt.streaming) in simulated real time, offline.
 
 Audio arrives in --chunk pieces at the rate it was recorded; a pass starts whenever the session says
@@ -18,11 +17,6 @@ Reports, on stdout:
 """
 from __future__ import annotations
 
-import benchlib
-
-benchlib.use_venv("numpy", "pywhispercpp")
-
-import argparse
 import math
 import shlex
 import statistics
@@ -33,17 +27,17 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlib import FIXTURE, JFK, percentile
+from . import harness, options
+from .harness import FIXTURE, JFK, percentile
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = options.parser("simulate_streaming", __doc__, options.engine())
     p.add_argument("wav", nargs="?", default=str(FIXTURE))
     p.add_argument("--repeat", type=int, default=1, help="concatenate the clip this many times")
     p.add_argument("--minutes", type=float, help="repeat the clip until the input lasts this long")
     p.add_argument("--pause", type=float, default=1.0, help="seconds of silence between repetitions")
     p.add_argument("--reference", help="the clip's text (default: the fixture's, for the fixture)")
-    p.add_argument("--threads", type=int, default=2)
     p.add_argument("--interval", type=float, default=0.5)
     p.add_argument("--chunk", type=float, default=0.1, help="seconds of audio per message")
     p.add_argument("--model", help="ggml model file (default: the bundled tiny.en, converted once)")
@@ -126,9 +120,9 @@ def main(argv=None) -> int:
     print(f"input: {args.wav} x{repeat} ({total / SAMPLE_RATE:.1f} s), {args.threads} threads, "
           f"chunk {args.chunk} s, {args.clock} clock, policy {options}; simulated in {wall:.1f} s")
     print(f"words: {len(result.words)}, confirmed before eof: {n_final}")
-    print(f"final-word latency, finals before eof: median {benchlib.median(final_latency):.2f} s, "
+    print(f"final-word latency, finals before eof: median {harness.median(final_latency):.2f} s, "
           f"p90 {percentile(final_latency, 90):.2f} s")
-    print(f"final-word latency, all words (tail at finish): median {benchlib.median(all_latency):.2f} s, "
+    print(f"final-word latency, all words (tail at finish): median {harness.median(all_latency):.2f} s, "
           f"p90 {percentile(all_latency, 90):.2f} s")
     if reference:
         print(f"WER: {wer(words(reference) * repeat, words(result.text)):.3f}")
