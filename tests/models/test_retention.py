@@ -8,7 +8,7 @@ from models import audit, retention
 from models.calls import Call
 from models.db import session, utcnow
 from models.identity import Workspace
-from tests import factories
+from tests.support import factories
 
 NOW = utcnow().replace(microsecond=0)
 

@@ -9,7 +9,7 @@ from models.api_keys import ApiKey, ApiKeyRecord, _PAGE
 from models.db import database, open_database, session
 from models.migrations import migrate
 from models.sql import Statement, _ServerPrepared
-from tests import factories
+from tests.support import factories
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from models import recordings, transcription
 from models.calls import Call
 from models.db import session, utcnow
 from models.transcription import MAX_ATTEMPTS, TranscriptionJob
-from tests import factories
-from tests.models.test_version_numbering import run_threads
+from tests.support import factories
+from tests.support.threads import run_threads
 
 LEASE_S = 60
 

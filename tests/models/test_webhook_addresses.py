@@ -8,7 +8,7 @@ from api.webhook_delivery import post
 from models import webhook_addresses
 from models.errors import InvalidInput
 from models.webhook_addresses import check_url, refusal
-from tests.webhook_receiver import Receiver
+from tests.support.webhook_receiver import Receiver
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,8 @@ import pytest
 from models import encryption, webhook_addresses, webhook_outbox, webhook_subscriptions
 from models.db import session, utcnow
 from models.webhook_outbox import MAX_BACKOFF_S, RETRY_WINDOW_S, Outcome, backoff_s
-from tests import factories
-from tests.models.test_version_numbering import run_threads
+from tests.support import factories
+from tests.support.threads import run_threads
 
 LEASE_S = 35.0
 BASE_S = 5.0
