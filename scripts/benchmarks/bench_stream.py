@@ -8,7 +8,8 @@ One run, on the bundled tiny.en weights:
    its words, with their end times, are the timeline the streamed finals are matched against.
 2. Streams. A fresh ``python -m stt.server`` (STT_MAX_STREAMS large, so no session is refused) gets
    tests/fixtures/jfk.wav as one stream, then a --stream-seconds clip (the fixture repeated with
-   1-2 s pauses) as 1, 2, ... --levels concurrent streams, each on its own connection, starts spread
+   1-2 s pauses) as 1, 2, ... --levels concurrent streams, each on its own connection and with an
+   access token of its own (a credential holds STT_STREAMS_PER_CREDENTIAL sessions), starts spread
    over one second. Audio leaves in --chunk-ms frames at real-time speed, each frame when its last
    sample would have been recorded. Per final word: latency = arrival of the ``final`` frame carrying
    it - the moment its audio ended on that live timeline (the send time of the frame holding its last
@@ -117,15 +118,19 @@ def align(ref: list[str], hyp: list[str]) -> list[tuple[int, int]]:
 class SttServer:
     server: harness.Server
     url: str  # the stream endpoint
-    token: str
+    tokens: list[str]  # one credential per concurrent stream
 
 
-def start_server(args, work: Path, model: Path) -> SttServer:
+def start_server(args, work: Path, model: Path, streams: int) -> SttServer:
+    """The server, with a credential for each of ``streams`` concurrent streams: a credential holds
+    STT_STREAMS_PER_CREDENTIAL sessions at most, so that one shared by every stream would refuse the
+    levels above it, and the row would measure the refusal, not the server."""
     started = harness.start_stt_server(work, model, STT_WORKERS=args.workers, STT_THREADS=args.threads,
                                         STT_MAX_STREAMS=MAX_STREAMS, LOG_LEVEL=args.log_level,
                                         # A crash inside the native engine then leaves the Python stacks in the log.
                                         PYTHONFAULTHANDLER="1")
-    return SttServer(started.server, f"ws://127.0.0.1:{started.port}/v1/audio/stream", started.token)
+    tokens = [started.token] + [harness.access_token(started.env) for _ in range(streams - 1)]
+    return SttServer(started.server, f"ws://127.0.0.1:{started.port}/v1/audio/stream", tokens)
 
 
 # --- clips ----------------------------------------------------------------------------------------
@@ -291,7 +296,7 @@ async def run_row(stt: SttServer, clip: Clip, streams: int, args) -> Row:
     row = Row(clip, streams)
     meter = CpuMeter([stt.server.pid])
     # Starts spread over a second, as sessions of independent callers would be.
-    tasks = [asyncio.create_task(stream(stt.url, stt.token, clip, chunk_ms=args.chunk_ms, delay=i / streams,
+    tasks = [asyncio.create_task(stream(stt.url, stt.tokens[i], clip, chunk_ms=args.chunk_ms, delay=i / streams,
                                         timeout=args.timeout)) for i in range(streams)]
     budget = clip.seconds + 1 + args.timeout + 30
     try:
@@ -422,9 +427,9 @@ def main(argv=None) -> int:
             log(f"  {clip.label}: {len(clip.timeline)} words, last ends at {clip.timeline[-1][1]:.2f} s")
 
         log(f"server: STT_WORKERS={args.workers} STT_THREADS={args.threads} STT_MAX_STREAMS={MAX_STREAMS}")
-        stt = start_server(args, work, model)
+        stt = start_server(args, work, model, max(args.levels))
         # One unrecorded session first, so that no measured one pays for a first pass.
-        warm = run_async(stream(stt.url, stt.token, jfk, chunk_ms=args.chunk_ms, speed=4.0, timeout=args.timeout))
+        warm = run_async(stream(stt.url, stt.tokens[0], jfk, chunk_ms=args.chunk_ms, speed=4.0, timeout=args.timeout))
         if warm.error:
             raise RuntimeError(f"the warm-up stream failed: {warm.error}\n{stt.server.tail()}")
         for clip, streams in [(jfk, 1)] + [(long, n) for n in args.levels]:
@@ -510,7 +515,8 @@ def main(argv=None) -> int:
           "process on the machine used (all busy time in /proc/stat minus this process and the server); "
           "the cores are shared, so a row with other cores above ~0.2 was measured on a busy machine.")
     print(f"- Concurrent rows: {', '.join(map(str, args.levels))} sessions of the same clip, each on its own "
-          "aiohttp connection from this process, starts spread evenly over one second; STT_MAX_STREAMS="
+          "aiohttp connection from this process and with an access token of its own (a credential holds "
+          "STT_STREAMS_PER_CREDENTIAL sessions at most), starts spread evenly over one second; STT_MAX_STREAMS="
           f"{MAX_STREAMS} so none is refused. The level figure is the largest level whose p90 and every smaller "
           "level's p90 are under the limit, with no failed stream.")
     if passes:

@@ -330,10 +330,17 @@ def bootstrap(env: dict[str, str], workspace: str = "Bench", email: str = "bench
     return json.loads(out)
 
 
+def access_token(env: dict[str, str], email: str = "bench@example.com") -> str:
+    """Another access token of the user ``email`` (``python -m api.admin token``): a credential of its own."""
+    return json.loads(run_child([sys.executable, "-m", "api.admin", "token", "--email", email], env, 120,
+                                "token"))["token"]
+
+
 class SttServer(NamedTuple):
     server: Server
     port: int
-    token: str
+    token: str  # the bootstrapped owner's
+    env: dict[str, str]  # the server's environment, for admin commands on its database
 
 
 def start_stt_server(work: Path, model: Path, **settings) -> SttServer:
@@ -352,7 +359,7 @@ def start_stt_server(work: Path, model: Path, **settings) -> SttServer:
     token = bootstrap(env)["token"]
     server = Server([sys.executable, "-m", "stt.server"], env, data_dir / "server.log")
     wait_ready(server, f"http://127.0.0.1:{port}/ready", timeout=120)
-    return SttServer(server, port, token)
+    return SttServer(server, port, token, env)
 
 
 # --- load generators ------------------------------------------------------------------------------
