@@ -7,6 +7,7 @@ keeps the port or the database's connections. Responses name no server software.
 """
 from __future__ import annotations
 
+import argparse
 import ctypes
 import logging
 import multiprocessing
@@ -27,7 +28,11 @@ from core.metrics import prepare_multiprocess
 from core.settings import Settings
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    # No options: everything is configured by the environment (README: Configuration); --help says so.
+    argparse.ArgumentParser(prog="scripts/serve", description=__doc__,
+                            epilog="Configured by environment variables only: see README, Configuration.",
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     settings = Settings.from_env()
     # Migrate once here, before the workers start; each worker then finds the schema current.
     boot(settings)

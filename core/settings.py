@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from models.identity.rate_limits import Limit, Policy
 from models.kernel.db import is_postgres_url
@@ -27,6 +27,15 @@ def _int(name: str, default: int) -> int:
 def _float(name: str, default: float) -> float:
     value = os.environ.get(name)
     return default if value in (None, "") else float(value)
+
+
+_PARSE = {"int": _int, "float": _float, "bool": _bool}
+# Read as written, then put in the form their users take: logging's level names are upper case.
+_NORMALISE = {"log_level": str.upper, "log_format": str.lower}
+
+
+def _same(value):
+    return value
 
 
 @dataclass(frozen=True)
@@ -127,55 +136,18 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> "Settings":
-        return cls(
-            host=os.environ.get("HOST", cls.host),
-            api_port=_int("API_PORT", cls.api_port),
-            stt_port=_int("STT_PORT", cls.stt_port),
-            workers=_int("WORKERS", cls.workers),
-            data_dir=os.environ.get("DATA_DIR", cls.data_dir),
-            secret_key=os.environ.get("SECRET_KEY") or None,
-            database_url=os.environ.get("DATABASE_URL") or None,
-            db_pool_size=_int("DB_POOL_SIZE", cls.db_pool_size),
-            api_threads=_int("API_THREADS", 0) or None,
-            rate_limits_enabled=_bool("RATE_LIMITS_ENABLED", cls.rate_limits_enabled),
-            default_requests_per_minute=_int("DEFAULT_REQUESTS_PER_MINUTE", cls.default_requests_per_minute),
-            default_requests_per_day=_int("DEFAULT_REQUESTS_PER_DAY", cls.default_requests_per_day),
-            db_pool_timeout_s=_float("DB_POOL_TIMEOUT_S", cls.db_pool_timeout_s),
-            max_body_bytes=_int("MAX_BODY_BYTES", cls.max_body_bytes),
-            max_recording_bytes=_int("MAX_RECORDING_BYTES", cls.max_recording_bytes),
-            transcription_workers=_int("TRANSCRIPTION_WORKERS", cls.transcription_workers),
-            transcription_lease_s=_float("TRANSCRIPTION_LEASE_S", cls.transcription_lease_s),
-            api_head_timeout_s=_float("API_HEAD_TIMEOUT_S", cls.api_head_timeout_s),
-            api_body_timeout_s=_float("API_BODY_TIMEOUT_S", cls.api_body_timeout_s),
-            api_max_head_bytes=_int("API_MAX_HEAD_BYTES", cls.api_max_head_bytes),
-            log_level=os.environ.get("LOG_LEVEL", cls.log_level).upper(),
-            log_format=os.environ.get("LOG_FORMAT", cls.log_format).lower(),
-            stt_enabled=_bool("STT_ENABLED", cls.stt_enabled),
-            stt_model_path=os.environ.get("STT_MODEL_PATH") or None,
-            stt_threads=_int("STT_THREADS", cls.stt_threads),
-            stt_workers=_int("STT_WORKERS", cls.stt_workers),
-            stt_queue=_int("STT_QUEUE", cls.stt_queue),
-            stt_max_file_bytes=_int("STT_MAX_FILE_BYTES", cls.stt_max_file_bytes),
-            stt_max_streams=_int("STT_MAX_STREAMS", cls.stt_max_streams),
-            stt_max_audio_seconds=_float("STT_MAX_AUDIO_SECONDS", cls.stt_max_audio_seconds),
-            stt_body_timeout_s=_float("STT_BODY_TIMEOUT_S", cls.stt_body_timeout_s),
-            stt_model_aliases=os.environ.get("STT_MODEL_ALIASES", cls.stt_model_aliases),
-            stt_config_timeout_s=_float("STT_CONFIG_TIMEOUT_S", cls.stt_config_timeout_s),
-            stt_idle_timeout_s=_float("STT_IDLE_TIMEOUT_S", cls.stt_idle_timeout_s),
-            stt_max_session_s=_float("STT_MAX_SESSION_S", cls.stt_max_session_s),
-            stt_realtime_margin_s=_float("STT_REALTIME_MARGIN_S", cls.stt_realtime_margin_s),
-            stt_recheck_s=_float("STT_RECHECK_S", cls.stt_recheck_s),
-            shutdown_timeout_s=_float("SHUTDOWN_TIMEOUT_S", cls.shutdown_timeout_s),
-            stt_streams_per_credential=_int("STT_STREAMS_PER_CREDENTIAL", cls.stt_streams_per_credential),
-            cors_origins=os.environ.get("CORS_ORIGINS", cls.cors_origins),
-            webhook_workers=_int("WEBHOOK_WORKERS", cls.webhook_workers),
-            webhook_timeout_s=_float("WEBHOOK_TIMEOUT_S", cls.webhook_timeout_s),
-            webhook_retry_base_s=_float("WEBHOOK_RETRY_BASE_S", cls.webhook_retry_base_s),
-            webhook_allow_http=_bool("WEBHOOK_ALLOW_HTTP", cls.webhook_allow_http),
-            webhook_allow_private_addresses=_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES",
-                                                  cls.webhook_allow_private_addresses),
-            retention_interval_s=_float("RETENTION_INTERVAL_S", cls.retention_interval_s),
-            credits_enforced=_bool("CREDITS_ENFORCED", cls.credits_enforced),
-            credits_per_call_minute=_int("CREDITS_PER_CALL_MINUTE", cls.credits_per_call_minute),
-            credits_per_transcribed_second=_int("CREDITS_PER_TRANSCRIBED_SECOND", cls.credits_per_transcribed_second),
-        )
+        """Each field from the environment variable of its name in capitals (``api_port``:
+        ``API_PORT``), parsed by its type; an unset or empty variable leaves the default (a field
+        that may be None: None, as does API_THREADS=0)."""
+        values = {}
+        for field in fields(cls):
+            kind, optional = field.type.removesuffix(" | None"), field.type.endswith(" | None")
+            name = field.name.upper()
+            if kind == "str":
+                value = os.environ.get(name, field.default)
+            else:
+                value = _PARSE[kind](name, 0 if field.default is None else field.default)
+            if optional:
+                value = value or None
+            values[field.name] = _NORMALISE.get(field.name, _same)(value)
+        return cls(**values)

@@ -10,7 +10,7 @@ from contextlib import closing
 
 import httpx
 
-from tests.conftest import ROOT
+from tests.support.servers import ROOT
 
 
 def admin(tmp_path, *args, database_url: str | None = None):

@@ -14,8 +14,8 @@ import uuid
 import pytest
 
 from api.contract import Operation, operations
-from tests import factories
-from tests.api.examples import encoded, example_request
+from tests.support import factories
+from tests.support.examples import encoded, example_request
 
 MUTATING = [o for o in operations() if o.method != "get"]
 BY_ID = {o.operation_id: o for o in operations()}

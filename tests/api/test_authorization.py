@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 
 from api.contract import Operation, operations
-from tests import factories
-from tests.api.examples import encoded, example_path_params, example_request
+from tests.support import factories
+from tests.support.examples import encoded, example_path_params, example_request
 
 # Accepting an invitation is the one operation without a credential: its token is one.
 OPERATIONS = [o for o in operations() if o.secured]

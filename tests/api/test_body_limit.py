@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from tests.conftest import start_server, stop_server
+from tests.support.servers import start_server, stop_server
 
 LIMIT = 1000
 

@@ -16,9 +16,9 @@ import pytest
 
 from api import connection_balance
 from api.connection_balance import CLOSE_INTERVAL_S, WorkerConnections
-from scripts.benchlib import balancing_closes, connections_by_process
-from tests.api.test_serve import children, wait_for
-from tests.conftest import start_server, stop_server
+from scripts.benchmarks.harness import balancing_closes, connections_by_process
+from tests.support.processes import children, wait_for
+from tests.support.servers import start_server, stop_server
 
 
 class Clock:

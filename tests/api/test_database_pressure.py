@@ -14,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from api.contract import operations
-from tests.conftest import start_server, stop_server
+from tests.support.servers import start_server, stop_server
 
 CATALOG = "/api/v2/permissions"
 

@@ -12,8 +12,8 @@ import uuid
 import httpx
 import pytest
 
-from tests.api.test_serve import descendants
-from tests.conftest import start_server, stop_server
+from tests.support.processes import descendants
+from tests.support.servers import start_server, stop_server
 
 
 def new_key(owner: dict, n: int) -> tuple[str, dict, callable]:

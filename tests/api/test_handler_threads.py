@@ -10,7 +10,7 @@ import pytest
 
 from api import contract
 from models.webhooks import addresses
-from tests.handlers.test_calls import owner
+from tests.support.client import owner
 
 SLOW_HOST = "slow-to-resolve.example"
 

@@ -13,7 +13,7 @@ import pytest
 
 from api.contract import Operation, operations
 from api.validation import MAX_BODY_DEPTH, MAX_MESSAGE_CHARS
-from tests.api.examples import encoded, example_request
+from tests.support.examples import encoded, example_request
 
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]

@@ -10,8 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from models.identity.tables import ApiKey
 from models.kernel.db import session
-from tests import factories
-from tests.conftest import start_server, stop_server
+from tests.support import factories
+from tests.support.servers import start_server, stop_server
 
 
 def samples(text: str) -> dict:

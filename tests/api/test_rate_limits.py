@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.conftest import start_server, stop_server
+from tests.support.servers import start_server, stop_server
 
 CATALOG = "/api/v2/permissions"
 

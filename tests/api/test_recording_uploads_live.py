@@ -9,8 +9,8 @@ import time
 import httpx
 import pytest
 
-from tests import factories
-from tests.conftest import start_server, stop_server
+from tests.support import factories
+from tests.support.servers import start_server, stop_server
 
 
 @pytest.fixture

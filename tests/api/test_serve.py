@@ -6,31 +6,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
-from tests.conftest import free_port, start_server, stop_server
-
-
-def children(pid: int) -> set[int]:
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.add(int(stat.parent.name))
-    return found
-
-
-def descendants(pid: int) -> set[int]:
-    found = children(pid)
-    for child in list(found):
-        found |= descendants(child)
-    return found
+from tests.support.processes import descendants, wait_for
+from tests.support.servers import free_port, start_server, stop_server
 
 
 def running(pid: int) -> bool:
@@ -49,15 +30,6 @@ def port_is_free(port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-def wait_for(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
 
 
 def test_killing_the_master_ends_its_workers_and_the_speech_server_and_frees_the_ports(tmp_path):

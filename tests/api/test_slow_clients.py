@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.conftest import start_server, stop_server
+from tests.support.servers import start_server, stop_server
 
 HEAD_TIMEOUT = 1.0
 BODY_TIMEOUT = 2.0

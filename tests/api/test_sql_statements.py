@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from models.kernel.db import is_postgres
-from tests import factories
+from tests.support import factories
 
 
 def admission() -> int:
@@ -97,7 +97,7 @@ def test_pages_of_agents_workflows_versions_and_branches_cost_the_same_whatever_
         factories.workflow(owner, [agent_id])
     factories.save_versions(owner, agent_id, items)
     with session():
-        principal = factories._principal(owner)
+        principal = factories.principal(owner)
         for _ in range(items):
             branches.create_branch(Agent, principal, workspace_id=owner.workspace_id, entity_id=agent_id, name="b",
                                    base_version_id=_head(agent_id))

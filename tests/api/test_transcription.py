@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from stt.scoring import wer
-from tests import factories
-from tests.conftest import ROOT, start_server, stop_server
-from tests.handlers.test_agents import Api
-from tests.handlers.test_call_recordings import WAV, upload
+from tests.support import factories
+from tests.support.client import Api
+from tests.support.servers import ROOT, start_server, stop_server
+from tests.support.uploads import WAV, upload
 
 JFK = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
 # Generous: a loaded 2-core machine transcribes 11 s of speech in a few seconds, after loading the model.

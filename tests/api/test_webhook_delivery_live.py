@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests import factories
-from tests.conftest import start_server, stop_server
-from tests.webhook_receiver import Answer, Receiver
+from tests.support import factories
+from tests.support.servers import start_server, stop_server
+from tests.support.webhook_receiver import Answer, Receiver
 
 ENV = {"RATE_LIMITS_ENABLED": "false", "WEBHOOK_ALLOW_HTTP": "true", "WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true",
        "SECRET_KEY": "one key for every process", "WEBHOOK_RETRY_BASE_S": "0.2"}

@@ -131,7 +131,7 @@ def _stderr(mode: str) -> str:
     import subprocess
     import sys
 
-    from tests.conftest import ROOT
+    from tests.support.servers import ROOT
     if mode == "quiet":
         process = subprocess.Popen([sys.executable, "-c", _LOGS, mode], cwd=ROOT, stderr=subprocess.PIPE, text=True)
         try:

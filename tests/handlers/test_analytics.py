@@ -6,8 +6,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from tests import factories
-from tests.handlers.test_calls import owner
+from tests.support import factories
+from tests.support.client import owner
 
 T0 = datetime(2026, 10, 30, 22, 0)  # naive UTC, as the domain takes it
 # (hours after T0, call type, score, resolved, sentiment)

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from tests.handlers.test_agents import Api, api
-from tests.handlers.test_versions import recent
+from tests.support.client import Api, api
+from tests.support.times import recent
 
 DEFAULT_PROMPT = "You are a helpful voice assistant."
 DEFAULT_MODEL = {"provider": "openai", "name": "gpt-4o-mini", "temperature": 0.7, "maxTokens": 1024}

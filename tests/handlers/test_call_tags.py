@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from tests import factories
-from tests.handlers.test_agents import Api
+from tests.support import factories
+from tests.support.client import Api
 
 
 def setup(platform):

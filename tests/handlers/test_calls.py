@@ -14,23 +14,11 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from models.kernel.db import session
-from tests import factories
-from tests.handlers.test_agents import Api
+from tests.support import factories
+from tests.support.client import Api, owner
+from tests.support.reports import post_report
 
 MASKED = "+*******0123"
-
-
-def owner(platform) -> Api:
-    return Api(platform, platform.workspace())
-
-
-def post_report(platform, actor, body, expect=200, headers=None, raw: bytes | None = None, workspace_id=None):
-    response = platform.client.post(
-        "/api/v2/webhooks/end-of-call-report", content=raw if raw is not None else orjson.dumps(body),
-        params={"workspaceId": workspace_id or actor.workspace_id},
-        headers={"Content-Type": "application/json", **(actor.headers if headers is None else headers)})
-    assert response.status_code == expect, response.text
-    return response.json()["data"]
 
 
 def signed_headers(secret: str, raw: bytes, *, at: datetime | None = None, message_id: str = "msg_1") -> dict:

@@ -1,7 +1,7 @@
 """Workspace credits over HTTP: owners grant, calls are debited from their reports, all can be read."""
 from __future__ import annotations
 
-from tests import factories
+from tests.support import factories
 
 API = "/api/v2"
 

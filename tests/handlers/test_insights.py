@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests import factories
-from tests.handlers.test_agents import Api
-from tests.handlers.test_calls import owner, post_report
+from tests.support import factories
+from tests.support.client import Api, owner
+from tests.support.reports import post_report
 
 
 def create(api, expect=200, **body):

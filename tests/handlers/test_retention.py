@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from models.kernel.db import utcnow
-from tests import factories
+from tests.support import factories
 
 API = "/api/v2"
 

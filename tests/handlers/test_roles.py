@@ -1,7 +1,7 @@
 """Custom roles over HTTP: next to the built-in ones, applied on the next request to tokens and keys."""
 from __future__ import annotations
 
-from tests import factories
+from tests.support import factories
 
 API = "/api/v2"
 

@@ -3,11 +3,11 @@ diff, publish, restore, and who may do which."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
-from tests import factories
-from tests.handlers.test_agents import Api, api
+from tests.support import factories
+from tests.support.client import Api, api
+from tests.support.times import recent
 
 VERSION_FIELDS = {"id", "entityType", "entityId", "workspaceId", "versionNumber", "parentVersionId", "isPublished",
                   "createdBy", "createdAt", "configDiffSummary", "publishedAt", "publishedBy", "name", "branchId",
@@ -17,10 +17,6 @@ DEFAULT_PROMPT = "You are a helpful voice assistant."
 
 def tool(name: str) -> dict:
     return {"name": name, "description": f"Calls {name}."}
-
-
-def recent(timestamp: str) -> bool:
-    return abs(datetime.fromisoformat(timestamp) - datetime.now(UTC)) < timedelta(minutes=1)
 
 
 # --- the list --------------------------------------------------------------------------------

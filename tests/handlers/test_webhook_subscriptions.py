@@ -9,10 +9,10 @@ import orjson
 import pytest
 
 from models.webhooks import outbox
-from tests import factories
-from tests.handlers.test_agents import Api
-from tests.handlers.test_calls import owner, post_report
-from tests.webhook_receiver import Answer, Receiver
+from tests.support import factories
+from tests.support.client import Api, owner
+from tests.support.reports import post_report
+from tests.support.webhook_receiver import Answer, Receiver
 
 EVENT = "end-of-call-report"
 

@@ -2,8 +2,8 @@
 nodes naming agents of the workspace), list, get, update and delete."""
 from __future__ import annotations
 
-from tests import factories
-from tests.handlers.test_agents import Api, api
+from tests.support import factories
+from tests.support.client import Api, api
 
 DEFAULTS = {
     "nodes": [{"id": "start", "type": "start"}, {"id": "end", "type": "end"}],

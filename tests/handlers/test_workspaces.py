@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests import factories
+from tests.support import factories
 
 API = "/api/v2"
 

@@ -9,8 +9,8 @@ import pytest
 
 from models.billing import credits
 from models.kernel.db import open_database, session, utcnow
-from tests import factories
-from tests.models.test_version_numbering import run_processes, run_threads
+from tests.support import factories
+from tests.support.threads import run_processes, run_threads
 
 
 @pytest.mark.parametrize("duration_ms, minutes", [(0, 0), (1, 1), (59_999, 1), (60_000, 1), (60_001, 2),

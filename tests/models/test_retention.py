@@ -9,7 +9,7 @@ from models.calls import retention
 from models.calls.tables import Call
 from models.kernel.db import session, utcnow
 from models.kernel.scoping import Workspace
-from tests import factories
+from tests.support import factories
 
 NOW = utcnow().replace(microsecond=0)
 

@@ -50,7 +50,7 @@ def test_no_bare_select_of_a_scoped_model_in_the_domain():
 def test_in_workspace_filters_by_the_workspace(platform):
     from models.identity.tables import ApiKey
     from models.kernel.db import session
-    from tests import factories
+    from tests.support import factories
     a, b = factories.workspace("a"), factories.workspace("b")
     factories.api_key(a)
     factories.api_key(b)

@@ -10,7 +10,7 @@ from models.identity.tables import ApiKey
 from models.kernel.db import database, open_database, session
 from models.kernel.sql import Statement, _ServerPrepared
 from models.migrations import migrate
-from tests import factories
+from tests.support import factories
 
 
 @pytest.fixture

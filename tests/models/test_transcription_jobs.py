@@ -12,8 +12,8 @@ from models.calls import recordings, transcription
 from models.calls.tables import Call, TranscriptionJob
 from models.calls.transcription import MAX_ATTEMPTS
 from models.kernel.db import session, utcnow
-from tests import factories
-from tests.models.test_version_numbering import run_threads
+from tests.support import factories
+from tests.support.threads import run_threads
 
 LEASE_S = 60
 

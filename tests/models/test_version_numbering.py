@@ -11,9 +11,7 @@ scratch PostgreSQL database (the ``database_url`` fixture skips it otherwise).
 """
 from __future__ import annotations
 
-import multiprocessing
 import random
-import threading
 import time
 from collections import Counter
 
@@ -26,38 +24,12 @@ from models.identity.permissions import ROLES
 from models.identity.principal import Principal
 from models.kernel.db import database, is_postgres, open_database, session
 from models.kernel.errors import Conflict, InvalidInput
-from tests import factories
-
-# How long the main process waits for a worker process's report.
-WORKER_TIMEOUT_S = 120
+from tests.support import factories
+from tests.support.threads import run_processes, run_threads
 
 
 def principal(workspace_id: str, user_id: str) -> Principal:
     return Principal("test", "access_token", user_id, workspace_id, frozenset(ROLES["owner"]))
-
-
-def run_threads(count: int, target) -> list:
-    """``target(index)`` in ``count`` threads started together; their results in index order.
-    An exception in a thread is its result, so that the test reports it instead of a hang."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results[index] = target(index)
-        except BaseException as exc:  # reported by the test
-            results[index] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=WORKER_TIMEOUT_S)
-    assert not any(thread.is_alive() for thread in threads), "a thread is still running"
-    errors = [r for r in results if isinstance(r, BaseException)]
-    assert not errors, f"{len(errors)} thread(s) failed, the first with {errors[0]!r}"
-    return results
 
 
 def save_and_commit(workspace_id: str, user_id: str, agent_id: str, branch_ids: list[str], worker: int,
@@ -186,27 +158,6 @@ def _process_publishes(url: str, data_dir: str, threads: int, args: tuple, start
         results.put(("ok", sum(run_threads(threads, publish))))
     except BaseException as exc:
         results.put(("error", repr(exc)))
-
-
-def run_processes(target, url: str, data_dir: str, processes: int, threads: int, args_of) -> list:
-    """``target`` in ``processes`` spawned processes released together; their reports."""
-    ctx = multiprocessing.get_context("spawn")
-    start, results = ctx.Event(), ctx.Queue()
-    workers = [ctx.Process(target=target, args=(url, data_dir, threads, args_of(p), start, results))
-               for p in range(processes)]
-    for worker in workers:
-        worker.start()
-    try:
-        start.set()
-        reports = [results.get(timeout=WORKER_TIMEOUT_S) for _ in workers]
-    finally:
-        for worker in workers:
-            worker.join(timeout=30)
-            if worker.is_alive():
-                worker.kill()
-    errors = [detail for status, detail in reports if status != "ok"]
-    assert not errors, errors
-    return [detail for _, detail in reports]
 
 
 def test_concurrent_saves_from_several_processes_number_without_gaps(db, tmp_path):

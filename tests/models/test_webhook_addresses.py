@@ -8,7 +8,7 @@ from api.webhook_delivery import post
 from models.kernel.errors import InvalidInput
 from models.webhooks import addresses
 from models.webhooks.addresses import check_url, refusal
-from tests.webhook_receiver import Receiver
+from tests.support.webhook_receiver import Receiver
 
 
 @pytest.fixture(autouse=True)

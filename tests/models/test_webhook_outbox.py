@@ -13,8 +13,8 @@ from models.kernel.db import session, utcnow
 from models.webhooks import addresses, outbox, subscriptions
 from models.webhooks.outbox import MAX_BACKOFF_S, RETRY_WINDOW_S, Outcome, backoff_s
 from models.webhooks.tables import WebhookEvent
-from tests import factories
-from tests.models.test_version_numbering import run_threads
+from tests.support import factories
+from tests.support.threads import run_threads
 
 LEASE_S = 35.0
 BASE_S = 5.0

@@ -6,8 +6,8 @@ from models.identity import workspaces
 from models.identity.principal import Principal
 from models.kernel.db import session
 from models.kernel.errors import NotFound
-from tests import factories
-from tests.models.test_version_numbering import run_threads
+from tests.support import factories
+from tests.support.threads import run_threads
 
 
 def test_of_concurrent_deletions_of_a_workspace_one_deletes_and_the_others_are_not_found(db):

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from api.contract import operations
-from tests.conftest import ROOT
+from tests.support.servers import ROOT
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 MIN_WALKS, WALKS_PER_LINK = 20, 3

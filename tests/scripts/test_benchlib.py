@@ -16,29 +16,29 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
-import benchlib  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
-from tests.conftest import skip_or_fail  # noqa: E402
+from tests.support.skips import skip_or_fail  # noqa: E402
 
 
 def test_percentile_is_nearest_rank():
     values = [5, 1, 4, 2, 3]
-    assert benchlib.percentile(values, 50) == 3
-    assert benchlib.percentile(values, 0) == 1
-    assert benchlib.percentile(values, 100) == 5
-    assert benchlib.percentile(values, 99) == 5
-    assert benchlib.percentile(values, 40) == 2  # exactly 2 of 5 at or below: no interpolation
-    assert benchlib.percentile(list(range(1, 101)), 90) == 90
-    assert benchlib.percentile([], 50) != benchlib.percentile([], 50)  # nan
+    assert harness.percentile(values, 50) == 3
+    assert harness.percentile(values, 0) == 1
+    assert harness.percentile(values, 100) == 5
+    assert harness.percentile(values, 99) == 5
+    assert harness.percentile(values, 40) == 2  # exactly 2 of 5 at or below: no interpolation
+    assert harness.percentile(list(range(1, 101)), 90) == 90
+    assert harness.percentile([], 50) != harness.percentile([], 50)  # nan
 
 
 def test_median_of_nothing_is_nan():
-    assert benchlib.median([3, 1, 2]) == 2
-    assert benchlib.median([]) != benchlib.median([])
+    assert harness.median([3, 1, 2]) == 2
+    assert harness.median([]) != harness.median([])
 
 
 def test_scope_undoes_only_its_own_steps_in_reverse_order():
-    cleanup, done = benchlib.Cleanup(), []
+    cleanup, done = harness.Cleanup(), []
     cleanup.push(lambda: done.append("outer"))
     with cleanup.scope():
         cleanup.push(lambda: done.append("first"))
@@ -50,7 +50,7 @@ def test_scope_undoes_only_its_own_steps_in_reverse_order():
 
 
 def test_pop_undoes_one_step_once():
-    cleanup, done = benchlib.Cleanup(), []
+    cleanup, done = harness.Cleanup(), []
     step = cleanup.push(lambda: done.append(1))
     cleanup.pop(step)
     cleanup.pop(step)
@@ -65,12 +65,12 @@ def test_server_stop_ends_its_whole_process_group(tmp_path):
     code = ("import subprocess, sys, time\n"
             f"worker = subprocess.Popen([sys.executable, '-c', {worker!r}])\n"
             "time.sleep(60)\n")
-    server = benchlib.Server([sys.executable, "-c", code], dict(os.environ), tmp_path / "server.log")
+    server = harness.Server([sys.executable, "-c", code], dict(os.environ), tmp_path / "server.log")
     deadline = time.monotonic() + 30
     while not (tmp_path / "server.log").read_text().strip() and time.monotonic() < deadline:
         time.sleep(0.05)
     worker_pid = int((tmp_path / "server.log").read_text().split()[0])
-    benchlib.CLEANUP.pop(server.stop)
+    harness.CLEANUP.pop(server.stop)
     assert server.proc.poll() == -signal.SIGTERM
     for _ in range(100):
         if not _running(worker_pid):
@@ -88,19 +88,19 @@ def _running(pid: int) -> bool:
 
 
 def test_wait_ready_reports_the_log_of_a_server_that_exits(tmp_path):
-    server = benchlib.Server([sys.executable, "-c", "print('no such app'); raise SystemExit(3)"], dict(os.environ),
+    server = harness.Server([sys.executable, "-c", "print('no such app'); raise SystemExit(3)"], dict(os.environ),
                              tmp_path / "server.log")
     with pytest.raises(RuntimeError, match="exited with 3(.|\n)*no such app"):
-        benchlib.wait_ready(server, f"http://127.0.0.1:{benchlib.free_port()}/", timeout=10)
-    benchlib.CLEANUP.pop(server.stop)
+        harness.wait_ready(server, f"http://127.0.0.1:{harness.free_port()}/", timeout=10)
+    harness.CLEANUP.pop(server.stop)
 
 
 def test_service_env_leaves_unset_what_is_none(monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql://elsewhere/db")
-    env = benchlib.service_env(WORKERS=2, DATABASE_URL=None)
+    env = harness.service_env(WORKERS=2, DATABASE_URL=None)
     assert "DATABASE_URL" not in env
     assert env["WORKERS"] == "2" and env["HOST"] == "127.0.0.1"
-    assert env["DEFAULT_REQUESTS_PER_MINUTE"] == benchlib.UNLIMITED
+    assert env["DEFAULT_REQUESTS_PER_MINUTE"] == harness.UNLIMITED
 
 
 class _Counting(http.server.BaseHTTPRequestHandler):
@@ -144,7 +144,7 @@ def h2load(tmp_path):
     binary = shutil.which("h2load")
     if binary is None:
         skip_or_fail("needs h2load, scripts/bench_api's load generator: apt-get install nghttp2-client")
-    return benchlib.H2load(binary, max_threads=1, timeout=10, scratch=tmp_path)
+    return harness.H2load(binary, max_threads=1, timeout=10, scratch=tmp_path)
 
 
 def test_h2load_measures_only_after_its_warmup_on_the_same_connections(h2load, counting_server):
@@ -172,11 +172,11 @@ def test_connections_are_counted_where_they_were_accepted(counting_server):
     clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
     try:
         deadline = time.monotonic() + 5
-        while benchlib.connections_by_process([os.getpid()], port) != [3] and time.monotonic() < deadline:
+        while harness.connections_by_process([os.getpid()], port) != [3] and time.monotonic() < deadline:
             time.sleep(0.01)  # accepted by the server's thread
         # This process holds both ends: only the three accepted ends are on the server's port.
-        assert benchlib.connections_by_process([os.getpid()], port) == [3]
-        assert benchlib.connections_by_process([os.getpid()], benchlib.free_port()) == []
+        assert harness.connections_by_process([os.getpid()], port) == [3]
+        assert harness.connections_by_process([os.getpid()], harness.free_port()) == []
     finally:
         for client in clients:
             client.close()

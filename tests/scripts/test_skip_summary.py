@@ -9,11 +9,11 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.support.servers import ROOT
 
 TESTS = '''
 import pytest
-from tests.conftest import skip_or_fail
+from tests.support.skips import skip_or_fail
 
 def test_passes():
     pass

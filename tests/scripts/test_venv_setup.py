@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.support.servers import ROOT
 
 SETUP_CFG = "[metadata]\nname = probe\nversion = {version}\n\n[options]\npy_modules = probe\n"
 PYPROJECT = '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'

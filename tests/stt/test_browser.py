@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import skip_or_fail
-from tests.stt.conftest import FIXTURES, JFK, words
+from tests.support.skips import skip_or_fail
+from tests.support.speech import FIXTURES, JFK, words
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

@@ -8,9 +8,10 @@ import sys
 
 import httpx
 
-from tests.conftest import ROOT
-from tests.stt.conftest import FIXTURES, start_stt, stop_stt
-from tests.stt.test_stream import jfk_at, run, session
+from tests.support.servers import ROOT
+from tests.support.speech import FIXTURES, jfk_at
+from tests.support.speech_server import start_stt, stop_stt
+from tests.support.streams import run, session
 
 _LEDGER = """
 import json, sys

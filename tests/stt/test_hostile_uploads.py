@@ -27,7 +27,8 @@ import pytest
 
 from stt.audio import SAMPLE_RATE, AudioStream, AudioTooLong, decode, describe_seconds
 from stt.passes import quietest_cut
-from tests.stt.conftest import FIXTURES, JFK, start_stt, stop_stt, wer, words
+from tests.support.speech import FIXTURES, JFK, wer, words
+from tests.support.speech_server import start_stt, stop_stt
 
 URL = "/v1/audio/transcriptions"
 BODY_TIMEOUT_S = 2.0

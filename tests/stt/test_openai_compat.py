@@ -12,8 +12,9 @@ import pytest
 
 from stt.annotations import is_annotation, speech_words
 from stt.engine import PROMPT_TOKENS
-from tests.stt.conftest import FIXTURES, JFK, start_stt, stop_stt, wer, words
-from tests.stt.test_transcriptions import assert_openai_error, jfk, post
+from tests.support.speech import FIXTURES, JFK, wer, words
+from tests.support.speech_server import start_stt, stop_stt
+from tests.support.transcriptions import assert_openai_error, jfk, post
 
 OPENAI_IDS = ["whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe"]
 RATE_HEADERS = {"ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"}

@@ -5,8 +5,8 @@ import time
 
 import httpx
 
-from tests.conftest import free_port, start_server, stop_server, wait_until_ready
-from tests.stt.conftest import FIXTURES, JFK, words
+from tests.support.servers import free_port, start_server, stop_server, wait_until_ready
+from tests.support.speech import FIXTURES, JFK, words
 
 
 def test_serve_starts_both_servers_sharing_credentials(tmp_path, converted_model):

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.conftest import free_port, start_server, stop_server, wait_until_ready
-from tests.stt.helpers import make_key
+from tests.support.servers import free_port, start_server, stop_server, wait_until_ready
+from tests.support.speech_server import make_key
 
 
 @pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

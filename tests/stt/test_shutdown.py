@@ -10,8 +10,9 @@ import wave
 import aiohttp
 import numpy as np
 
-from tests.stt.conftest import FIXTURES, JFK, start_stt, stop_stt, words
-from tests.stt.test_stream import PATH, jfk_at
+from tests.support.speech import FIXTURES, JFK, jfk_at, words
+from tests.support.speech_server import start_stt, stop_stt
+from tests.support.streams import PATH
 
 GOING_AWAY = 1001
 

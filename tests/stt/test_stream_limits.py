@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from stt.stream_limits import Expiry, Limits, SessionClock
-from tests.conftest import ROOT
-from tests.stt.conftest import JFK, start_stt, stop_stt, wer, words
-from tests.stt.helpers import make_key
-from tests.stt.test_stream import MAX_WER, PATH, jfk_at, pcm16
+from tests.support.servers import ROOT
+from tests.support.speech import JFK, MAX_WER, jfk_at, pcm16, wer, words
+from tests.support.speech_server import make_key, start_stt, stop_stt
+from tests.support.streams import PATH
 
 LIMITS = Limits(config_timeout=10.0, idle_timeout=30.0, max_session=3600.0, realtime_margin=10.0, recheck=5.0)
 

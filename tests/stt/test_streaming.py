@@ -12,7 +12,7 @@ from stt.audio import SAMPLE_RATE
 from stt.engine import Segment, Transcript, Word
 from stt.scoring import wer
 from stt.streaming import StreamingTranscriber, cut_repetition
-from tests.stt.conftest import FIXTURES, JFK, words
+from tests.support.speech import FIXTURES, JFK, words
 
 SR = SAMPLE_RATE
 

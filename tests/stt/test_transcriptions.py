@@ -9,30 +9,11 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.stt.conftest import FIXTURES, JFK, start_stt, stop_stt, words
-from tests.stt.helpers import make_key
+from tests.support.speech import FIXTURES, JFK, words
+from tests.support.speech_server import make_key, start_stt, stop_stt
+from tests.support.transcriptions import URL, assert_openai_error, jfk, post
 
-URL = "/v1/audio/transcriptions"
 FORMATS = ["wav", "mp3", "flac", "ogg", "m4a", "webm"]
-
-
-def post(stt, files=None, data=None, headers=None, timeout=120):
-    return httpx.post(stt.url + URL, files=files, data=data, headers=stt.headers if headers is None else headers,
-                      timeout=timeout)
-
-
-def jfk(ext="wav"):
-    return {"file": (f"jfk.{ext}", (FIXTURES / f"jfk.{ext}").read_bytes())}
-
-
-def assert_openai_error(response, status, param=None, *words_in_message):
-    assert response.status_code == status, response.text
-    error = response.json()["error"]
-    assert set(error) == {"message", "type", "param", "code"} and error["message"]
-    assert error["param"] == param
-    for word in words_in_message:
-        assert word in error["message"], error["message"]
-    return error
 
 
 @pytest.mark.parametrize("ext", FORMATS)

@@ -1,10 +1,11 @@
-"""What the benchmark and audio scripts in this folder share: the switch into the project's
-virtualenv, servers in process groups of their own, scratch data undone whatever ends a run,
-percentiles, and the speech fixture.
+"""What the benchmarks (and scripts/stream_audio) share: the switch into the project's virtualenv,
+servers in process groups of their own, scratch data undone whatever ends a run, the load
+generators, percentiles, and the speech fixture.
 
 Standard library only at import time, because it is imported before the switch into the virtualenv
-(the scripts are started as ``scripts/NAME`` or ``python scripts/NAME``, so this folder is
-``sys.path[0]``); psycopg2 is imported where a scratch PostgreSQL database is made.
+(a script is started as ``scripts/NAME`` or ``python scripts/NAME``, so scripts/ is ``sys.path[0]``
+and this package imports as ``benchmarks``); psycopg2 is imported where a scratch PostgreSQL database
+is made.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 from urllib.parse import urlparse, urlunparse
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts"  # the commands, scripts/<name> for the module <name> of this package
 VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
 # Set in the environment of the switched process: a virtualenv still missing a module fails with the
 # ImportError instead of switching again, and again.
@@ -328,10 +330,17 @@ def bootstrap(env: dict[str, str], workspace: str = "Bench", email: str = "bench
     return json.loads(out)
 
 
+def access_token(env: dict[str, str], email: str = "bench@example.com") -> str:
+    """Another access token of the user ``email`` (``python -m api.admin token``): a credential of its own."""
+    return json.loads(run_child([sys.executable, "-m", "api.admin", "token", "--email", email], env, 120,
+                                "token"))["token"]
+
+
 class SttServer(NamedTuple):
     server: Server
     port: int
-    token: str
+    token: str  # the bootstrapped owner's
+    env: dict[str, str]  # the server's environment, for admin commands on its database
 
 
 def start_stt_server(work: Path, model: Path, **settings) -> SttServer:
@@ -350,7 +359,7 @@ def start_stt_server(work: Path, model: Path, **settings) -> SttServer:
     token = bootstrap(env)["token"]
     server = Server([sys.executable, "-m", "stt.server"], env, data_dir / "server.log")
     wait_ready(server, f"http://127.0.0.1:{port}/ready", timeout=120)
-    return SttServer(server, port, token)
+    return SttServer(server, port, token, env)
 
 
 # --- load generators ------------------------------------------------------------------------------
@@ -376,6 +385,12 @@ def find_tool(path: str | None, binary: str, package: str, option: str, elsewher
                          f"PATH): `sudo apt-get install {package}` on Debian or Ubuntu, {elsewhere}")
     return found
 
+
+
+def find_wrk(path: str | None) -> str:
+    """wrk, for the benchmarks whose every request needs a body of its own (wrk's Lua request() makes
+    it), where bench_api's h2load repeats one."""
+    return find_tool(path, "wrk", "wrk", "--wrk", "`brew install wrk` on macOS, or build it from https://github.com/wg/wrk")
 
 @dataclass
 class Result:

@@ -1,18 +1,46 @@
-"""Scene-setting for speech tests: API keys made straight in the shared database."""
+"""A real speech server process for a test, and API keys made in its database."""
+
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support.servers import ROOT, LiveServer, free_port, spawn, stop_server
+
+
+@dataclass
+class SttServer(LiveServer):
+    token: str
+
+    @property
+    def headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+def start_stt(data_dir: Path, model: Path, **env_overrides) -> SttServer:
+    port = free_port()
+    env = {**os.environ, "HOST": "127.0.0.1", "STT_PORT": str(port), "DATA_DIR": str(data_dir),
+           "STT_MODEL_PATH": str(model), "LOG_LEVEL": "WARNING", **{k: str(v) for k, v in env_overrides.items()}}
+    env.pop("DATABASE_URL", None)
+    url = f"http://127.0.0.1:{port}"
+    process = spawn("stt.server", env, data_dir / f"stt-{port}.log", url + "/ready", 90)
+    server = SttServer(url, env, process, token="")
+    server.token = server.admin("bootstrap", "--workspace", "w", "--email", f"owner-{port}@example.com")["token"]
+    return server
+
+
+stop_stt = stop_server
 
 _MAKE_KEY = """
 import json, sys
 from core.settings import Settings
 from models.kernel.db import open_database
 from models.identity.rate_limits import Limit
-from tests import factories
+from tests.support import factories
 args = json.loads(sys.argv[1])
 s = Settings.from_env()
 open_database(s.database_url, s.data_dir)

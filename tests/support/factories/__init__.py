@@ -1,0 +1,10 @@
+"""Test data, made straight through the domain (no HTTP), one module per domain. Each factory runs in
+a session of its own on whatever database the models are bound to; a test reads them as
+``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
+from tests.support.factories.calls import call, insight, report
+from tests.support.factories.configs import agent, save_versions, workflow
+from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
+from tests.support.factories.webhooks import webhook_subscription
+
+__all__ = ["Actor", "agent", "api_key", "call", "expire_tokens", "insight", "member", "principal", "report",
+           "save_versions", "webhook_subscription", "workflow", "workspace"]
