@@ -13,7 +13,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
-from .envelope import error_body
+from .envelope import ORIGIN_NOT_ALLOWED, error_body
 
 # What a page sends besides the CORS-safelisted headers, and what it may read of an answer.
 REQUEST_HEADERS = ("Authorization", "Content-Type", "X-Request-ID")
@@ -41,5 +41,5 @@ class CrossOriginMiddleware(CORSMiddleware):
         headers = {name: value for name, value in answer.headers.items()
                    if name.lower() not in ("content-length", "content-type")}
         body = (orjson.dumps({"success": True, "data": {"message": message, "result": None}}) if allowed
-                else error_body(answer.status_code, message, "origin_not_allowed"))
+                else error_body(answer.status_code, message, ORIGIN_NOT_ALLOWED))
         return Response(body, status_code=answer.status_code, headers=headers, media_type="application/json")

@@ -51,6 +51,12 @@ STATUS_CODES = {
     503: "unavailable",
 }
 
+# Codes of refusals that no status names alone: a request that is not HTTP (api.http_protocol) and a
+# cross-origin preflight refused (api.cross_origin).
+MALFORMED_REQUEST = "malformed_request"
+ORIGIN_NOT_ALLOWED = "origin_not_allowed"
+OTHER_CODES = (MALFORMED_REQUEST, ORIGIN_NOT_ALLOWED)
+
 
 class FastJsonifier(Jsonifier):
     """Connexion's response serializer on orjson: a page of 20 API keys (150 permissions each, 44 KB)

@@ -38,7 +38,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from core.settings import Settings
 
 from . import connection_balance
-from .envelope import error_body
+from .envelope import MALFORMED_REQUEST, error_body
 from .metrics import BALANCING_CLOSES
 
 log = logging.getLogger("api.http")
@@ -180,7 +180,7 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         """What httptools refuses to parse (a NUL or another control character in the request line
         or a header, a malformed line): uvicorn answers in plain text, the API in its envelope."""
         self._refuse(400, "The request is not valid HTTP/1.1: its request line or a header holds a character "
-                          "or a form the protocol does not allow.", code="malformed_request")
+                          "or a form the protocol does not allow.", code=MALFORMED_REQUEST)
 
     def _refuse(self, status: int, message: str, code: str | None = None) -> None:
         """Answers in the API's error envelope and closes: the rest of the request is never read,
