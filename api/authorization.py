@@ -15,6 +15,11 @@ accepts, in place of a bearer credential, a body signed with the workspace's sig
 handler runs: the middleware keeps a copy of the body as it passes by (within the body limit),
 and the admission verifies that copy.
 
+An operation that says ``x-workspace-from-body: <field>`` (the end-of-call-report, whose sender
+posts only its JSON body) may leave ``workspaceId`` out of the query: the admission then reads the
+workspace from that field of the body, copied the same way (the body is read, and validated, before
+the admission runs). A query that is given must match the body; the handler checks that.
+
 Every response to an operation carries ``Cache-Control: no-store``: it is the caller's own (one
 carries a new key's secret, another a new access token), so no browser or proxy cache may keep it.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs
 
+import orjson
 from connexion.middleware.abstract import RoutedAPI, RoutedMiddleware
 from connexion.operations import AbstractOperation
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -43,11 +49,17 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 
 class Admission:
-    """The authorization of one request, run at most once, in whichever thread gets to it first."""
+    """The authorization of one request, run at most once, in whichever thread gets to it first.
+    ``workspace_id`` may be a ``BodyField``, read when the admission runs."""
 
-    def __init__(self, secret: str, workspace_id: str | None, permission: str | None, policy: Policy) -> None:
-        self.secret, self.workspace_id, self.permission, self.policy = secret, workspace_id, permission, policy
+    def __init__(self, secret: str, workspace_id, permission: str | None, policy: Policy) -> None:
+        self.secret, self._workspace_id, self.permission, self.policy = secret, workspace_id, permission, policy
         self.ran = False
+
+    @property
+    def workspace_id(self) -> str | None:
+        workspace = self._workspace_id
+        return workspace.value() if isinstance(workspace, BodyField) else workspace
 
     def run(self) -> Principal:
         """The caller, or the domain's Unauthenticated, Forbidden, RateLimited, InvalidInput.
@@ -67,7 +79,7 @@ class SignedAdmission(Admission):
     """The admission of a webhook signed with its workspace's signing secret; ``body`` fills as the
     request's body is read, which happens before the handler (or the 400 that stops it)."""
 
-    def __init__(self, body: bytearray, headers: dict[str, str], workspace_id: str | None, permission: str | None,
+    def __init__(self, body: bytearray, headers: dict[str, str], workspace_id, permission: str | None,
                  policy: Policy) -> None:
         super().__init__("", workspace_id, permission, policy)
         self.body, self.headers = body, headers
@@ -80,6 +92,21 @@ class SignedAdmission(Admission):
         return principal
 
 
+class BodyField:
+    """A string field of the request's JSON body, from the copy the middleware keeps of it."""
+
+    def __init__(self, body: bytearray, name: str) -> None:
+        self.body, self.name = body, name
+
+    def value(self) -> str | None:
+        try:
+            document = orjson.loads(bytes(self.body))
+        except orjson.JSONDecodeError:
+            return None  # validation refuses the body itself
+        value = document.get(self.name) if isinstance(document, dict) else None
+        return value if isinstance(value, str) else None
+
+
 class AuthorizationOperation:
     def __init__(self, next_app: ASGIApp, operation: AbstractOperation, settings: Settings) -> None:
         self.next_app = next_app
@@ -88,6 +115,7 @@ class AuthorizationOperation:
         self.permission = PermissionRule.of(operation._operation.get("x-permission"))
         self.takes_workspace = any(p.get("in") == "query" and p.get("name") == "workspaceId"
                                    for p in operation.parameters)
+        self.workspace_field = operation._operation.get("x-workspace-from-body")
         self.policy = settings.rate_limit_policy()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -97,14 +125,19 @@ class AuthorizationOperation:
             return
         permission = self.permission.for_path(scope.get("path_params") or {})
         headers = dict(scope.get("headers") or ())
-        if self.signed and b"authorization" not in headers and b"webhook-signature" in headers:
-            body = bytearray()
+        signed = self.signed and b"authorization" not in headers and b"webhook-signature" in headers
+        workspace = self._workspace(scope)
+        body = bytearray()
+        if signed or (workspace is None and self.workspace_field):
             receive = _copying(receive, body)
+        if workspace is None and self.workspace_field:
+            workspace = BodyField(body, self.workspace_field)
+        if signed:
             admission = SignedAdmission(body, {name.decode(): headers.get(name, b"").decode("latin-1")
                                                for name in SIGNATURE_HEADERS},
-                                        self._workspace(scope), permission, self.policy)
+                                        workspace, permission, self.policy)
         else:
-            admission = Admission(_bearer(headers), self._workspace(scope), permission, self.policy)
+            admission = Admission(_bearer(headers), workspace, permission, self.policy)
         scope.setdefault("extensions", {}).setdefault("connexion_context", {})[ADMISSION] = admission
         try:
             await self.next_app(scope, receive, send)

@@ -13,6 +13,8 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
+from .envelope import ORIGIN_NOT_ALLOWED, error_body
+
 # What a page sends besides the CORS-safelisted headers, and what it may read of an answer.
 REQUEST_HEADERS = ("Authorization", "Content-Type", "X-Request-ID")
 RESPONSE_HEADERS = ("X-Request-ID", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After")
@@ -38,5 +40,6 @@ class CrossOriginMiddleware(CORSMiddleware):
         message = "Cross-origin request allowed." if allowed else answer.body.decode() + "."
         headers = {name: value for name, value in answer.headers.items()
                    if name.lower() not in ("content-length", "content-type")}
-        body = orjson.dumps({"success": allowed, "data": {"message": message, "result": None}})
+        body = (orjson.dumps({"success": True, "data": {"message": message, "result": None}}) if allowed
+                else error_body(answer.status_code, message, ORIGIN_NOT_ALLOWED))
         return Response(body, status_code=answer.status_code, headers=headers, media_type="application/json")

@@ -1,4 +1,9 @@
-"""The response envelope {success, data: {message, result}}, and the mapping of every error to it."""
+"""The response envelope {success, data: {message, result}}, and the mapping of every error to it.
+
+An error's ``data`` also carries ``code``, one of a fixed list (the contract's ErrorCode): a domain
+error's is its class's (models.errors), the framework's own refusals' is their status's
+(``STATUS_CODES``).
+"""
 from __future__ import annotations
 
 import logging
@@ -30,6 +35,29 @@ _DEFAULT_MESSAGES = {
 }
 
 
+# The code of a refusal that is no domain error (connexion's validation, routing, the body limit),
+# by its status; any other status is answered as "internal" would be, which no test lets happen.
+STATUS_CODES = {
+    400: "validation_failed",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    408: "request_timeout",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    500: "internal",
+    503: "unavailable",
+}
+
+# Codes of refusals that no status names alone: a request that is not HTTP (api.http_protocol) and a
+# cross-origin preflight refused (api.cross_origin).
+MALFORMED_REQUEST = "malformed_request"
+ORIGIN_NOT_ALLOWED = "origin_not_allowed"
+OTHER_CODES = (MALFORMED_REQUEST, ORIGIN_NOT_ALLOWED)
+
+
 class FastJsonifier(Jsonifier):
     """Connexion's response serializer on orjson: a page of 20 API keys (150 permissions each, 44 KB)
     encodes in a sixth of the time the json module takes, on every list request."""
@@ -43,11 +71,18 @@ def ok(result, message: str = "OK", status: int = 200):
     return {"success": True, "data": {"message": message, "result": result}}, status
 
 
-def error_response(status: int, message: str, headers: dict | None = None, result=None) -> ConnexionResponse:
-    body = {"success": False, "data": {"message": message, "result": result}}
+def error_body(status: int, message: str, code: str | None = None, result=None) -> bytes:
+    """The error envelope's bytes, for the layers that answer before connexion (or without it);
+    ``code`` defaults to the status's (``STATUS_CODES``)."""
+    return orjson.dumps({"success": False, "data": {
+        "message": message, "code": code or STATUS_CODES.get(status, "internal"), "result": result}})
+
+
+def error_response(status: int, message: str, headers: dict | None = None, result=None,
+                   code: str | None = None) -> ConnexionResponse:
     return ConnexionResponse(
         status_code=status, mimetype="application/json", content_type="application/json",
-        body=orjson.dumps(body), headers=headers or {},
+        body=error_body(status, message, code, result), headers=headers or {},
     )
 
 
@@ -57,7 +92,7 @@ def domain_error(request: ConnexionRequest, exc: DomainError) -> ConnexionRespon
         # client is told to retry; the operator is told why, under the request's id.
         log.warning("%s %s answered %d [request %s]: %s", request.method, shorten_name(request.url.path), exc.status,
                     request_id(), _one_line(exc.__cause__) if exc.__cause__ else exc.message)
-    return error_response(exc.status, exc.message, exc.headers, exc.result)
+    return error_response(exc.status, exc.message, exc.headers, exc.result, exc.code)
 
 
 def _one_line(exc: BaseException) -> str:

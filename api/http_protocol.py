@@ -33,12 +33,12 @@ import logging
 from asyncio import TimerHandle
 from dataclasses import dataclass
 
-import orjson
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from core.settings import Settings
 
 from . import connection_balance
+from .envelope import MALFORMED_REQUEST, error_body
 from .metrics import BALANCING_CLOSES
 
 log = logging.getLogger("api.http")
@@ -180,13 +180,13 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         """What httptools refuses to parse (a NUL or another control character in the request line
         or a header, a malformed line): uvicorn answers in plain text, the API in its envelope."""
         self._refuse(400, "The request is not valid HTTP/1.1: its request line or a header holds a character "
-                          "or a form the protocol does not allow.")
+                          "or a form the protocol does not allow.", code=MALFORMED_REQUEST)
 
-    def _refuse(self, status: int, message: str) -> None:
+    def _refuse(self, status: int, message: str, code: str | None = None) -> None:
         """Answers in the API's error envelope and closes: the rest of the request is never read,
         so the connection cannot be used again."""
         self._cancel_head_deadline()
-        body = orjson.dumps({"success": False, "data": {"message": message, "result": None}})
+        body = error_body(status, message, code)
         content = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])

@@ -6,8 +6,9 @@ resource: a method it lacks is 405 with its Allow header, as on every other path
 """
 from __future__ import annotations
 
-import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .envelope import error_body
 
 
 class StaticPathMethods:
@@ -26,9 +27,7 @@ class StaticPathMethods:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and (allowed := self.allowed.get(scope["path"].rstrip("/") or "/")) \
                 and scope["method"] not in allowed:
-            body = orjson.dumps({"success": False, "data": {
-                "message": f"{scope['method']} is not allowed on this path; it allows {', '.join(allowed)}.",
-                "result": None}})
+            body = error_body(405, f"{scope['method']} is not allowed on this path; it allows {', '.join(allowed)}.")
             await send({"type": "http.response.start", "status": 405, "headers": [
                 (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                 (b"allow", ", ".join(allowed).encode())]})

@@ -230,8 +230,35 @@ def _validate_each_contract_once():
     OpenAPISpecification.__init__ = original_init
 
 
+class ContractCheckedClient(TestClient):
+    """The test client, every answer checked against the contract (tests/support/contract_check.py).
+    ``unchecked`` is the same client without the check, for a test that sends what no client of
+    the contract would and asserts the answer itself."""
+
+    checking = True
+
+    def request(self, method, url, *args, **kwargs):
+        response = super().request(method, url, *args, **kwargs)
+        if self.checking and method.upper() != "HEAD":
+            from tests.support.contract_check import check
+            check(method, response.request.url.path, response.status_code,
+                  response.headers.get("content-type", ""), response.content)
+        return response
+
+    @property
+    def unchecked(self) -> TestClient:
+        clone = _Unchecked.__new__(_Unchecked)
+        clone.__dict__ = self.__dict__
+        return clone
+
+
+class _Unchecked(ContractCheckedClient):
+    checking = False
+
+
 class Platform:
-    """The app under test, its client, and the factories bound to its database."""
+    """The app under test, its client (every answer checked against the contract), and the
+    factories bound to its database."""
 
     def __init__(self, client: TestClient):
         self.client = client
@@ -279,7 +306,7 @@ def settings_overrides():
 def platform(app_database_url, tmp_path, settings_overrides, _validate_each_contract_once):
     from api.app import create_app
     app = create_app(make_settings(app_database_url, tmp_path, **settings_overrides))
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with ContractCheckedClient(app, raise_server_exceptions=False) as client:
         yield Platform(client)
     from models.kernel.db import database
     database.close()

@@ -1,4 +1,4 @@
-"""The analytics group: getStructuredDataAnalytics, exactly as SPEC.md shapes its result."""
+"""The analytics group: getStructuredDataAnalytics, in the result's documented shape."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -9,15 +9,15 @@ from models.calls import analytics
 from models.calls.analytics import FieldAnalytics
 from models.kernel.db import utcnow
 
-# SPEC.md's call types: the last three are the first three under other names.
+# The documented call types: the last three are the first three under other names.
 CALL_TYPE_ALIASES = {"inboundPhoneCall": "inbound", "outboundPhoneCall": "outbound", "webCall": "web"}
 DEFAULT_DAYS = 30
 
 
-def get_structured_data_analytics(workspaceId: str, granularity: str = "day", callType=None, start=None, end=None,
+def get_structured_data_analytics(workspaceId: str, granularity: str = "day", callType=None, since=None, until=None,
                                   agentId=None, structuredDataIds=None):
-    end_at = naive_utc(end, "end") if end is not None else utcnow()
-    start_at = naive_utc(start, "start") if start is not None else end_at - timedelta(days=DEFAULT_DAYS)
+    end_at = naive_utc(until, "until") if until is not None else utcnow()
+    start_at = naive_utc(since, "since") if since is not None else end_at - timedelta(days=DEFAULT_DAYS)
     result = analytics.structured_data(
         workspace_id=workspaceId, start=start_at, end=end_at, granularity=granularity,
         call_type=CALL_TYPE_ALIASES.get(callType, callType), agent_id=agentId, field_ids=structuredDataIds)

@@ -25,6 +25,7 @@ WRITE_BUFFER_BYTES = 1024 * 1024
 
 class RangeOutside(DomainError):
     status = 416
+    code = "range_not_satisfiable"
 
 
 async def upload_call_recording(callId: str, workspaceId: str):

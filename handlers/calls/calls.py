@@ -67,23 +67,21 @@ def detail_shape(detail: CallDetail, principal: Principal) -> dict:
     }
 
 
-def call_filter(principal: Principal, *, agentId=None, status=None, callType=None, startedAfter=None,
-                startedBefore=None, tag=None, customer=None, q=None, sortBy="startedAt", sortOrder="desc") -> CallFilter:
+def call_filter(principal: Principal, *, agentId=None, status=None, callType=None, since=None,
+                until=None, tag=None, customer=None, q=None, sortBy="startedAt", sortOrder="desc") -> CallFilter:
     if customer is not None and export.PII not in principal.permissions:
         # Else a caller without it could find out whose number called, one guess at a time.
         raise Forbidden(f"Filtering by customer number needs the permission {export.PII}, which the caller does not have.")
     return CallFilter(agent_id=agentId, status=status, call_type=callType,
-                      started_from=naive_utc(startedAfter, "startedAfter"),
-                      started_to=naive_utc(startedBefore, "startedBefore"),
+                      started_from=naive_utc(since, "since"), started_to=naive_utc(until, "until"),
                       tag=tag, customer=customer, search=q, sort_by=sortBy, descending=sortOrder == "desc")
 
 
 # Named one by one: a handler taking **kwargs would also be handed connexion's request context.
 def list_calls(workspaceId: str, principal, limit: int = 20, offset: int = 0, agentId=None, status=None,
-               callType=None, startedAfter=None, startedBefore=None, tag=None, customer=None, q=None,
+               callType=None, since=None, until=None, tag=None, customer=None, q=None,
                sortBy="startedAt", sortOrder="desc"):
-    filters = call_filter(principal, agentId=agentId, status=status, callType=callType, startedAfter=startedAfter,
-                          startedBefore=startedBefore, tag=tag, customer=customer, q=q, sortBy=sortBy,
+    filters = call_filter(principal, agentId=agentId, status=status, callType=callType, since=since, until=until, tag=tag, customer=customer, q=q, sortBy=sortBy,
                           sortOrder=sortOrder)
     page = calls.list_calls(workspace_id=workspaceId, filters=filters, limit=limit, offset=offset)
     return ok({"calls": [summary_shape(call, tags, principal) for call, tags in page.items],
@@ -105,11 +103,11 @@ def _export_row(call: CallRecord, tags: list[str], transcript: str | None, princ
 
 
 def export_calls(workspaceId: str, principal, format: str = "csv", agentId=None, status=None, callType=None,
-                 startedAfter=None, startedBefore=None, tag=None, customer=None, q=None, sortBy="startedAt",
+                 since=None, until=None, tag=None, customer=None, q=None, sortBy="startedAt",
                  sortOrder="desc"):
     """The filtered calls as CSV or NDJSON, one row at a time (see models.calls.calls.iterate_calls)."""
-    filters = call_filter(principal, agentId=agentId, status=status, callType=callType, startedAfter=startedAfter,
-                          startedBefore=startedBefore, tag=tag, customer=customer, q=q, sortBy=sortBy,
+    filters = call_filter(principal, agentId=agentId, status=status, callType=callType, since=since, until=until,
+                          tag=tag, customer=customer, q=q, sortBy=sortBy,
                           sortOrder=sortOrder)
     rows = calls.iterate_calls(workspace_id=workspaceId, filters=filters)
     shaped = (_export_row(call, tags, transcript, principal) for call, tags, transcript in rows)

@@ -38,4 +38,4 @@ def update_insight(workspaceId: str, insightId: int, body: dict):
 
 def delete_insight(workspaceId: str, insightId: int):
     insights.delete_field(workspace_id=workspaceId, field_id=insightId)
-    return ok({"id": insightId}, "Field deleted")
+    return ok({"id": insightId, "deleted": True}, "Field deleted")

@@ -52,7 +52,7 @@ def restore_version(entityType: str, entityId: str, versionId: str, workspaceId:
 
 
 def version_shape(version: VersionRecord) -> dict:
-    """A version as SPEC.md's Version table says, without its configuration."""
+    """A version in its documented shape, without its configuration."""
     return {
         "id": version.id,
         "entityType": version.entity_type,

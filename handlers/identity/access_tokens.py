@@ -28,4 +28,4 @@ def create_access_token(body: dict, principal):
 
 def revoke_access_token(tokenId: str, principal):
     access_tokens.revoke(principal, token_id=tokenId)
-    return ok({"id": tokenId}, "Access token revoked; it stops working at once")
+    return ok({"id": tokenId, "deleted": True}, "Access token revoked; it stops working at once")

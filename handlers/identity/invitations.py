@@ -34,7 +34,7 @@ def resend_invitation(workspaceId: str, invitationId: str, principal):
 
 def revoke_invitation(workspaceId: str, invitationId: str):
     record = invitations.revoke(workspace_id=workspaceId, invitation_id=invitationId)
-    return ok({"invitation": invitation_shape(record)}, "Invitation revoked")
+    return ok({"id": record.id, "deleted": True, "invitation": invitation_shape(record)}, "Invitation revoked")
 
 
 def accept_invitation(body: dict):

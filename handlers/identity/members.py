@@ -31,10 +31,10 @@ def update_member_role(workspaceId: str, userId: str, body: dict, principal):
 def remove_member(workspaceId: str, userId: str, principal):
     keys = members.remove(principal, workspace_id=workspaceId, user_id=userId)
     note(deletedApiKeys=keys)
-    return ok({"userId": userId, "deletedApiKeys": keys}, "Member removed; their API keys of this workspace are deleted")
+    return ok({"id": userId, "deleted": True, "userId": userId, "deletedApiKeys": keys}, "Member removed; their API keys of this workspace are deleted")
 
 
 def leave_workspace(workspaceId: str, principal):
     keys = members.remove(principal, workspace_id=workspaceId, user_id=principal.user_id, leaving=True)
     note(deletedApiKeys=keys)
-    return ok({"userId": principal.user_id, "deletedApiKeys": keys}, "You left the workspace")
+    return ok({"id": principal.user_id, "deleted": True, "userId": principal.user_id, "deletedApiKeys": keys}, "You left the workspace")

@@ -37,4 +37,4 @@ def update_role(workspaceId: str, roleId: str, body: dict, principal):
 
 def delete_role(workspaceId: str, roleId: str):
     roles.delete_role(workspace_id=workspaceId, role_id=roleId)
-    return ok({"id": roleId}, "Role deleted")
+    return ok({"id": roleId, "deleted": True}, "Role deleted")

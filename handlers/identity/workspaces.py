@@ -39,4 +39,4 @@ def update_workspace(workspaceId: str, body: dict, principal):
 
 def delete_workspace(workspaceId: str, confirmName: str, principal):
     name = workspaces.delete(principal, workspace_id=workspaceId, confirm_name=confirmName)
-    return ok({"id": workspaceId, "name": name}, "Workspace deleted, with everything in it")
+    return ok({"id": workspaceId, "deleted": True, "name": name}, "Workspace deleted, with everything in it")

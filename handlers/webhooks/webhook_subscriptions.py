@@ -55,7 +55,7 @@ def update_webhook_subscription(workspaceId: str, subscriptionId: str, body: dic
 
 def delete_webhook_subscription(workspaceId: str, subscriptionId: str):
     subscriptions.delete(workspace_id=workspaceId, subscription_id=subscriptionId)
-    return ok({"id": subscriptionId}, "Webhook subscription deleted, with its events and their delivery log")
+    return ok({"id": subscriptionId, "deleted": True}, "Webhook subscription deleted, with its events and their delivery log")
 
 
 def rotate_webhook_subscription_secret(workspaceId: str, subscriptionId: str, body: dict | None = None):

@@ -12,15 +12,26 @@ from models.kernel.errors import InvalidInput
 from models.webhooks import signing_secrets
 
 
-def receive_end_of_call_report(body: dict, workspaceId: str):
+class WorkspaceMismatch(InvalidInput):
+    """The query names another workspace than the report does."""
+
+    code = "workspace_mismatch"
+
+
+def receive_end_of_call_report(body: dict, workspaceId: str | None = None):
+    # The report names its workspace; the query may name it again (the admission checked the
+    # caller against the query's, else the body's: api.authorization).
     outcome = call_recorded.record(report_from_wire(body, workspaceId))
     message = "Call recorded" if outcome.created else "This report was recorded already"
     return ok({"callId": outcome.call_id, "created": outcome.created, "ingestWarnings": outcome.warnings}, message)
 
 
-def report_from_wire(body: dict, workspace_id: str) -> Report:
-    if body["workspaceId"] != workspace_id:
-        raise InvalidInput(f"The report's workspaceId {body['workspaceId']!r} must equal the query's workspaceId.")
+def report_from_wire(body: dict, workspace_id: str | None) -> Report:
+    """``workspace_id``: the query's, if it gave one."""
+    if workspace_id is not None and body["workspaceId"] != workspace_id:
+        raise WorkspaceMismatch(f"The report's workspaceId {body['workspaceId']!r} must equal the query's workspaceId "
+                                f"{workspace_id!r}; or leave the query's out.")
+    workspace_id = body["workspaceId"]
     for field in ("callId", "workspaceId", "agentId"):
         if body.get(field) is not None:
             _uuid(body[field], field)
@@ -59,6 +70,8 @@ def create_signing_secret(workspaceId: str, principal, body: dict):
               "Signing secret created; it is shown this once")
 
 
-def list_signing_secrets(workspaceId: str):
+def list_signing_secrets(workspaceId: str, limit: int = 20, offset: int = 0):
+    # Only the secrets that verify now: the current one and those in their grace period, a few.
     rows = signing_secrets.valid_secrets(workspaceId)
-    return ok({"signingSecrets": [secret_shape(r, current=r.expires_at is None) for r in rows]})
+    return ok({"signingSecrets": [secret_shape(r, current=r.expires_at is None) for r in rows[offset:offset + limit]],
+               "pagination": {"total": len(rows), "limit": limit, "offset": offset}})

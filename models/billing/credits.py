@@ -37,6 +37,7 @@ MAX_GRANT = 1_000_000_000
 
 class PaymentRequired(DomainError):
     status = 402
+    code = "insufficient_credits"
 
 
 @dataclass(frozen=True)

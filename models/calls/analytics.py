@@ -138,10 +138,10 @@ def structured_data(*, workspace_id: str, start: datetime, end: datetime, granul
                     field_ids: list[int] | None = None) -> Analytics:
     """``start`` and ``end`` naive UTC, end after start; a call counts in the bucket it started in."""
     if end <= start:
-        raise InvalidInput("end must be later than start.")
+        raise InvalidInput("until must be later than since.")
     buckets = bucket_count(start, end, granularity)
     if buckets > MAX_BUCKETS:
-        raise InvalidInput(f"The range from start to end spans {buckets} {granularity} buckets; at most "
+        raise InvalidInput(f"The range from since to until spans {buckets} {granularity} buckets; at most "
                            f"{MAX_BUCKETS} are allowed: narrow the range or take a coarser granularity.")
     fields = _fields(workspace_id, agent_id, field_ids)
     if not fields:

@@ -311,7 +311,7 @@ def _values(f: CallFilter) -> dict:
     if f.sort_by not in SORT_COLUMNS:
         raise InvalidInput(f"sortBy must be one of {', '.join(SORT_COLUMNS)}.")
     if f.started_from and f.started_to and f.started_to <= f.started_from:
-        raise InvalidInput("startedBefore must be later than startedAfter.")
+        raise InvalidInput("until must be later than since.")
     values = {name: getattr(f, name) for name in _CONDITIONS if getattr(f, name) is not None}
     if "tag" in values:
         values["tag"] = values["tag"].strip().lower()

@@ -32,6 +32,7 @@ STATUSES = ("pending", "accepted", "revoked", "expired")
 
 class Gone(DomainError):
     status = 410
+    code = "gone"
 
 
 class InvitationRecord(NamedTuple):

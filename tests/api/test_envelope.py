@@ -1,20 +1,26 @@
-"""Every kind of response, the framework's own errors included, comes in the envelope with a request id."""
+"""Every kind of response, the framework's own errors included, comes in the envelope with a request
+id; every error with the machine-readable code of its kind."""
 from __future__ import annotations
 
 import logging
+import uuid
 
 import pytest
+
+from api.envelope import STATUS_CODES
 
 API = "/api/v2/api-keys"
 
 
-def assert_error(response, status: int, *words: str):
+def assert_error(response, status: int, *words: str, code: str | None = None):
+    """The error envelope, whose ``data.code`` is ``code``, by default the status's."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()
     assert body["success"] is False and set(body) == {"success", "data"}
     assert isinstance(body["data"]["message"], str) and body["data"]["message"]
-    assert "result" in body["data"]
+    assert set(body["data"]) == {"message", "code", "result"}
+    assert body["data"]["code"] == (code or STATUS_CODES[status]), body
     for word in words:
         assert word in body["data"]["message"], body["data"]["message"]
     assert response.headers["x-request-id"]
@@ -72,6 +78,59 @@ def test_403(platform):
     assert_error(r, 403, "api-keys:delete")
 
 
+def test_404_unknown_resource(platform):
+    owner = platform.workspace()
+    unknown = str(uuid.uuid4())
+    r = platform.client.get(f"{API}/{unknown}", params={"workspaceId": owner.workspace_id}, headers=owner.headers)
+    assert_error(r, 404, unknown, code="not_found")
+
+
+def test_409_conflict(platform):
+    owner = platform.workspace()
+    params = {"workspaceId": owner.workspace_id}
+    body = {"name": "score", "type": "number"}
+    assert platform.client.post("/api/v2/insights", params=params, headers=owner.headers, json=body).status_code == 200
+    r = platform.client.post("/api/v2/insights", params=params, headers=owner.headers, json=body)
+    assert_error(r, 409, "score", code="conflict")
+
+
+def test_every_domain_error_answers_its_own_code():
+    """Each kind the domain raises (models.errors and the kinds defined beside their use) keeps
+    its code through the envelope, whatever its status."""
+    import orjson
+    from handlers.call_recordings import RangeOutside
+
+    from api.envelope import domain_error
+    from handlers.webhooks import WorkspaceMismatch
+    from models.billing.credits import PaymentRequired
+    from models.identity.invitations import Gone
+    from models.kernel.errors import (
+        Conflict,
+        Forbidden,
+        InvalidInput,
+        NotFound,
+        RateLimited,
+        Unauthenticated,
+        Unavailable,
+        UnsupportedMediaType,
+    )
+
+    class Request:  # what domain_error reads of a request (only to log a 5xx)
+        method, url = "GET", type("URL", (), {"path": "/api/v2/x"})()
+
+    expected = {InvalidInput: (400, "validation_failed"), WorkspaceMismatch: (400, "workspace_mismatch"),
+                Unauthenticated: (401, "unauthenticated"), PaymentRequired: (402, "insufficient_credits"),
+                Forbidden: (403, "forbidden"), NotFound: (404, "not_found"), Conflict: (409, "conflict"),
+                Gone: (410, "gone"), UnsupportedMediaType: (415, "unsupported_media_type"),
+                RangeOutside: (416, "range_not_satisfiable"), RateLimited: (429, "rate_limited")}
+    for kind, (status, code) in expected.items():
+        response = domain_error(Request(), kind("Why."))
+        assert response.status_code == status
+        assert orjson.loads(response.body)["data"] == {"message": "Why.", "code": code, "result": None}
+    response = domain_error(Request(), Unavailable("Retry.", retry_after_s=5))
+    assert response.status_code == 503 and orjson.loads(response.body)["data"]["code"] == "unavailable"
+
+
 def test_404_unknown_path(platform):
     owner = platform.workspace()
     assert_error(platform.client.get("/api/v2/no-such-thing", headers=owner.headers), 404, "/api/v2/no-such-thing")
@@ -125,7 +184,7 @@ def test_429(platform):
     owner = platform.workspace()
     assert platform.client.get("/api/v2/permissions", headers=owner.headers).status_code == 200
     r = platform.client.get("/api/v2/permissions", headers=owner.headers)
-    assert_error(r, 429, "Rate limit")
+    assert_error(r, 429, "Rate limit", code="rate_limited")
     assert int(r.headers["retry-after"]) >= 1
 
 

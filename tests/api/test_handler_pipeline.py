@@ -55,7 +55,7 @@ _QUERY = [
                 "default": {"a": "x"}}},
 ]
 _JSON = {"description": "ok", "content": {"application/json": {"schema": {}}}}
-SPEC = {
+DOCUMENT = {
     "openapi": "3.0.3",
     "info": {"title": "pipeline", "version": "1"},
     "paths": {
@@ -87,7 +87,7 @@ def _app(once: bool, pythonic: bool):
     app = AsyncApp(HERE, middlewares=middlewares, pythonic_params=pythonic)
     if once:
         app._middleware_app.api_cls = ApiDecoratedOnce
-    app.add_api(SPEC, strict_validation=True, validator_map={"parameter": NamedParameterValidator})
+    app.add_api(DOCUMENT, strict_validation=True, validator_map={"parameter": NamedParameterValidator})
     return app
 
 

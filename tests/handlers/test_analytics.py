@@ -65,7 +65,7 @@ def entry(result, field_id):
 @pytest.mark.parametrize("call_type, alias", [(None, None), ("inbound", "inboundPhoneCall"), ("web", "webCall")])
 def test_numbers_match_what_the_calls_hold(seeded, granularity, start, end, buckets, call_type, alias):
     api, ids, *_ = seeded
-    params = {"granularity": granularity, "start": z(start), "end": z(end), **({"callType": alias} if alias else {})}
+    params = {"granularity": granularity, "since": z(start), "until": z(end), **({"callType": alias} if alias else {})}
     result = api("GET", "/analytics/structured-data", **params)
     assert result["granularity"] == granularity and result["timeRange"] == {"start": z(start)[:-1] + ".000Z",
                                                                              "end": z(end)[:-1] + ".000Z"}
@@ -97,7 +97,7 @@ def test_numbers_match_what_the_calls_hold(seeded, granularity, start, end, buck
 
 def test_the_histogram_spans_min_to_max_in_ten_bins(seeded):
     api, ids, *_ = seeded
-    result = api("GET", "/analytics/structured-data", start=z(T0), end=z(T0 + timedelta(days=2)))
+    result = api("GET", "/analytics/structured-data", since=z(T0), until=z(T0 + timedelta(days=2)))
     buckets = entry(result, ids["score"])["distribution"]["buckets"]
     values = [s for _, s, _, _ in expected_calls(T0, T0 + timedelta(days=2))]  # -3, 2, 4, 9, 10
     assert len(buckets) == 10 and buckets[0]["from"] == min(values) and buckets[-1]["to"] == max(values)
@@ -111,11 +111,11 @@ def test_the_histogram_spans_min_to_max_in_ten_bins(seeded):
 def test_an_agent_filter_keeps_its_calls_and_names_it(seeded):
     api, ids, agent_id, other_agent = seeded
     start, end = T0, T0 + timedelta(days=2)
-    result = api("GET", "/analytics/structured-data", start=z(start), end=z(end), agentId=other_agent)
+    result = api("GET", "/analytics/structured-data", since=z(start), until=z(end), agentId=other_agent)
     kept = expected_calls(start, end, agent=other_agent, agents=[agent_id, other_agent])
     assert entry(result, ids["score"])["summary"]["count"] == len(kept) == 2
     assert {f["agentName"] for f in result["fields"]} == {"Sales"}
-    unfiltered = api("GET", "/analytics/structured-data", start=z(start), end=z(end))
+    unfiltered = api("GET", "/analytics/structured-data", since=z(start), until=z(end))
     agents = {f["id"]: (f["agentId"], f["agentName"]) for f in unfiltered["fields"]}
     assert agents == {ids["score"]: (agent_id, "Billing"), ids["resolved"]: (None, None),
                       ids["sentiment"]: (None, None)}  # one agent, two, none
@@ -139,13 +139,13 @@ def test_the_range_defaults_to_the_last_30_days_and_its_bounds_are_checked(platf
     assert len(result["data"][0]["timeSeries"]) in (30, 31)
     assert all(p["count"] == 0 for p in result["data"][0]["timeSeries"])
     base = datetime(2026, 1, 1)
-    api("GET", "/analytics/structured-data", granularity="hour", start=z(base), end=z(base + timedelta(hours=10_000)))
+    api("GET", "/analytics/structured-data", granularity="hour", since=z(base), until=z(base + timedelta(hours=10_000)))
     too_many = api.client.get("/api/v2/analytics/structured-data", headers=api.actor.headers, params={
-        "workspaceId": api.actor.workspace_id, "granularity": "hour", "start": z(base),
-        "end": z(base + timedelta(hours=10_000, seconds=1))})
+        "workspaceId": api.actor.workspace_id, "granularity": "hour", "since": z(base),
+        "until": z(base + timedelta(hours=10_000, seconds=1))})
     assert too_many.status_code == 400 and "10000" in too_many.json()["data"]["message"]
-    api("GET", "/analytics/structured-data", 400, start=z(base), end=z(base))
-    api("GET", "/analytics/structured-data", 400, start=z(base), end=z(base - timedelta(seconds=1)))
+    api("GET", "/analytics/structured-data", 400, since=z(base), until=z(base))
+    api("GET", "/analytics/structured-data", 400, since=z(base), until=z(base - timedelta(seconds=1)))
     api("GET", "/analytics/structured-data", 400, granularity="week")
     api("GET", "/analytics/structured-data", 400, callType="sms")
 

@@ -1,6 +1,7 @@
 """API keys: every rule of POST /api-keys, DELETE /api-keys, and the list and get operations."""
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -280,8 +281,11 @@ def test_members_see_their_own_keys_admins_see_all(platform):
 
 def test_get_unknown_key_is_404_in_the_envelope(platform):
     owner = platform.workspace()
+    nope = "00000000-0000-4000-8000-000000000000"
+    r = platform.client.get(f"{API}/{nope}", params={"workspaceId": owner.workspace_id}, headers=owner.headers)
+    assert r.status_code == 404 and r.json()["data"]["code"] == "not_found" and nope in r.json()["data"]["message"]
     r = platform.client.get(f"{API}/nope", params={"workspaceId": owner.workspace_id}, headers=owner.headers)
-    assert r.status_code == 404 and r.json()["success"] is False and "nope" in r.json()["data"]["message"]
+    assert r.status_code == 400 and "apiKeyId" in r.json()["data"]["message"]  # ids are UUIDs
 
 
 def test_another_workspaces_key_is_unreachable_by_its_id(platform):
@@ -320,7 +324,7 @@ def test_delete_counts_only_keys_of_the_workspace(platform):
     other = platform.workspace("other")
     a, b = (platform.create_key(owner)["apiKey"]["id"] for _ in range(2))
     foreign = platform.create_key(other)["apiKey"]["id"]
-    r = delete(platform, owner, f"{a}, {b},{foreign},unknown,{a}")
+    r = delete(platform, owner, f"{a},{b},{foreign},{uuid.uuid4()},{a}")
     assert r.status_code == 200
     assert r.json()["data"]["result"] == {"success": True, "deletedCount": 2}
     params = {"workspaceId": other.workspace_id}
@@ -355,8 +359,8 @@ def test_delete_needs_at_least_one_id(platform, ids):
 
 def test_delete_takes_at_most_100_ids(platform):
     owner = platform.workspace()
-    assert delete(platform, owner, ",".join(f"id{i}" for i in range(100))).status_code == 200
-    r = delete(platform, owner, ",".join(f"id{i}" for i in range(101)))
+    assert delete(platform, owner, ",".join(str(uuid.uuid4()) for _ in range(100))).status_code == 200
+    r = delete(platform, owner, ",".join(str(uuid.uuid4()) for _ in range(101)))
     assert r.status_code == 400 and "100" in r.json()["data"]["message"]
 
 

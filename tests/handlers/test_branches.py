@@ -83,7 +83,7 @@ def test_a_new_branch_starts_at_its_base_version_with_no_commits(platform):
         "agent", entity.id, entity.call.actor.workspace_id)
     assert branch["mergedVersionId"] is None and branch["createdBy"] == entity.call.actor.user_id
     assert entity.call("GET", f"/branches/agent/{entity.id}/{branch['id']}")["branch"] == branch
-    # Every field of SPEC.md's open branch.
+    # Every documented field of an open branch.
     assert {"id", "baseVersionId", "headVersionId", "createdBy", "name", "status", "commitCount",
             "baseVersionNumber", "headVersionNumber", "createdAt", "updatedAt"} <= set(branch)
     assert recent(branch["createdAt"]) and branch["updatedAt"] == branch["createdAt"]

@@ -1,5 +1,5 @@
 """Call tags over HTTP: add (trimmed, idempotent without regard to case, 1 to 64 characters), list,
-and remove exactly as SPEC.md writes it (the call id and the name in the query)."""
+and remove as documented (the call id and the name in the query)."""
 from __future__ import annotations
 
 import uuid

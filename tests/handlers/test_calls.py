@@ -16,7 +16,7 @@ from standardwebhooks.webhooks import Webhook
 from models.kernel.db import session
 from tests.support import factories
 from tests.support.client import Api, owner
-from tests.support.reports import post_report
+from tests.support.reports import QUERY_LEFT_OUT, post_report
 
 MASKED = "+*******0123"
 
@@ -132,7 +132,36 @@ def test_boundaries_zero_duration_and_end_equal_to_start_are_accepted_end_before
 def test_the_report_must_name_the_workspace_of_the_query(platform):
     api, other = owner(platform), owner(platform)
     body = factories.report(api.actor, workspaceId=other.actor.workspace_id)
-    assert "workspaceId" in post_report(platform, api.actor, body, expect=400)["message"]
+    error = post_report(platform, api.actor, body, expect=400)
+    assert "workspaceId" in error["message"] and error["code"] == "workspace_mismatch"
+    # The other workspace's owner naming its own workspace in the query is refused alike.
+    mine = factories.report(api.actor)
+    error = post_report(platform, other.actor, mine, expect=400)
+    assert error["code"] == "workspace_mismatch" and api("GET", "/call")["pagination"]["total"] == 0
+
+
+def test_without_the_query_the_report_names_the_workspace(platform):
+    api, other = owner(platform), owner(platform)
+    body = factories.report(api.actor)
+    result = post_report(platform, api.actor, body, workspace_id=QUERY_LEFT_OUT)["result"]
+    assert result["created"] is True and api("GET", f"/call/{body['callId']}")["call"]["workspaceId"] == \
+        api.actor.workspace_id
+    # The body's workspace is checked as the query's would be: a caller of another one is refused.
+    error = post_report(platform, other.actor, factories.report(api.actor), expect=403, workspace_id=QUERY_LEFT_OUT)
+    assert error["code"] == "forbidden"
+    key = factories.api_key(api.actor, permissions=["calls:read"])
+    error = post_report(platform, key, factories.report(api.actor), expect=403, workspace_id=QUERY_LEFT_OUT)
+    assert "calls:webhook-payload" in error["message"]
+    assert api("GET", "/call")["pagination"]["total"] == 1
+
+
+def test_without_the_query_a_report_without_a_workspace_is_refused(platform):
+    api = owner(platform)
+    body = factories.report(api.actor)
+    del body["workspaceId"]
+    error = post_report(platform, api.actor, body, expect=400, workspace_id=QUERY_LEFT_OUT)
+    assert "workspaceId" in error["message"] and error["code"] == "validation_failed"
+    post_report(platform, api.actor, None, raw=b'{"workspaceId": ', expect=400, workspace_id=QUERY_LEFT_OUT)
 
 
 def test_delivering_needs_calls_webhook_payload(platform):
@@ -164,6 +193,15 @@ def test_a_signed_report_is_accepted_and_the_secret_is_shown_only_once(platform)
     raw = orjson.dumps(factories.report(api.actor))
     result = post_report(platform, api.actor, None, raw=raw, headers=signed_headers(secret, raw))
     assert result["result"]["created"] is True
+    # As the call runtime sends it: the body names the workspace whose secret signed it.
+    raw = orjson.dumps(factories.report(api.actor))
+    result = post_report(platform, api.actor, None, raw=raw, headers=signed_headers(secret, raw, message_id="msg_2"),
+                         workspace_id=QUERY_LEFT_OUT)
+    assert result["result"]["created"] is True
+    other = owner(platform)
+    foreign = orjson.dumps(factories.report(other.actor))
+    post_report(platform, api.actor, None, raw=foreign, headers=signed_headers(secret, foreign, message_id="msg_3"),
+                workspace_id=QUERY_LEFT_OUT, expect=401)
 
 
 def test_a_signature_that_does_not_verify_is_refused_with_401(platform):
@@ -287,10 +325,10 @@ def test_the_list_filters_and_sorts(platform):
     assert api("GET", "/call", agentId=agent)["calls"][0]["agentName"] == "Sales"
     assert listed(status="completed") == [ids["c"], ids["a"]]
     assert listed(callType="web") == [ids["c"]]
-    assert listed(startedAfter="2026-11-01T13:00:00Z") == [ids["c"], ids["b"]]
-    assert listed(startedAfter="2026-11-01T12:00:00Z", startedBefore="2026-11-01T13:00:00Z") == [ids["a"]]
-    assert listed(startedBefore="2026-11-01T14:00:01+01:00") == [ids["b"], ids["a"]]
-    assert listed(startedBefore="2026-11-01T14:00:00+01:00") == [ids["a"]]  # before, not at
+    assert listed(since="2026-11-01T13:00:00Z") == [ids["c"], ids["b"]]
+    assert listed(since="2026-11-01T12:00:00Z", until="2026-11-01T13:00:00Z") == [ids["a"]]
+    assert listed(until="2026-11-01T14:00:01+01:00") == [ids["b"], ids["a"]]
+    assert listed(until="2026-11-01T14:00:00+01:00") == [ids["a"]]  # before, not at
     assert listed(tag="vip") == [ids["a"]]
     assert listed(q="100%") == [ids["a"]] and listed(q="100_") == [] and listed(q="ORDER_ID") == [ids["b"]]
     assert listed(customer="+442071234567") == [ids["c"]]
@@ -298,8 +336,8 @@ def test_the_list_filters_and_sorts(platform):
     page = api("GET", "/call", limit=1, offset=1)
     assert [c["id"] for c in page["calls"]] == [ids["b"]] and page["pagination"] == {"total": 3, "limit": 1, "offset": 1}
     assert api("GET", "/call", offset=5)["pagination"]["total"] == 3
-    assert "startedBefore" in api("GET", "/call", 400, startedAfter="2026-11-01T13:00:00Z",
-                                  startedBefore="2026-11-01T13:00:00Z")["message"]
+    assert "until" in api("GET", "/call", 400, since="2026-11-01T13:00:00Z",
+                                  until="2026-11-01T13:00:00Z")["message"]
     api("GET", "/call", 400, sortBy="customer")
 
 
@@ -413,4 +451,4 @@ def test_moments_outside_the_years_1_to_9999_in_utc_are_refused(platform, starte
     api = owner(platform)
     body = factories.report(api.actor, startedAt=started, endedAt=ended)
     assert "years 1 to 9999" in post_report(platform, api.actor, body, expect=400)["message"]
-    assert "years 1 to 9999" in api("GET", "/call", 400, startedAfter=started)["message"]
+    assert "years 1 to 9999" in api("GET", "/call", 400, since=started)["message"]

@@ -141,7 +141,8 @@ def test_agent_insights_are_set_read_and_checked(platform):
     assert "999999" in message
     assert [f["id"] for f in api("GET", f"/agent-insights/{agent_id}")["insights"]] == [a, b]  # unchanged
     assert api("PUT", f"/agent-insights/{agent_id}", json={"insightIds": []})["insights"] == []
-    api("GET", "/agent-insights/no-such-agent", 404)
+    api("GET", "/agent-insights/00000000-0000-4000-8000-000000000000", 404)
+    api("GET", "/agent-insights/no-such-agent", 400)
     foreign = factories.insight(owner(platform).actor, "x")
     api("PUT", f"/agent-insights/{agent_id}", 400, json={"insightIds": [foreign]})
 

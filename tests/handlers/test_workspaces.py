@@ -82,7 +82,7 @@ def test_delete_needs_an_owner_and_the_name_and_takes_everything(platform, tmp_p
     r = platform.client.delete(API + "/workspace", params={**params, "confirmName": "doomed"}, headers=owner.headers)
     assert r.status_code == 400 and "confirmName" in r.json()["data"]["message"]
     r = platform.client.delete(API + "/workspace", params={**params, "confirmName": "Doomed"}, headers=owner.headers)
-    assert r.status_code == 200 and r.json()["data"]["result"] == {"id": owner.workspace_id, "name": "Doomed"}
+    assert r.status_code == 200 and r.json()["data"]["result"] == {"id": owner.workspace_id, "deleted": True, "name": "Doomed"}
     assert not directory.exists()
     assert platform.client.get(API + "/api-keys", params=params, headers=key.headers).status_code == 401
     assert _get(platform, owner, "/workspace").status_code == 403

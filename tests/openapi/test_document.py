@@ -1,6 +1,8 @@
 """The contract: a valid OpenAPI document, bundled from its files, complete in what every operation states.
 
 Every rule here holds for each operation the contract lists, so a new group is checked as it lands.
+The conventions every operation follows (paths, lists, deletes, ids, permissions, error codes) are
+in test_convention.py.
 """
 from __future__ import annotations
 
@@ -52,6 +54,16 @@ def test_version_and_base_path():
     assert document()["info"]["version"] == "2.0.0" and document()["servers"][0]["url"] == "/api/v2"
 
 
+def test_the_license_is_the_one_the_project_ships():
+    import configparser
+    setup = configparser.ConfigParser()
+    setup.read(SPEC_DIR.parent / "setup.cfg")
+    license_ = document()["info"]["license"]
+    assert license_["name"] == setup["metadata"]["license"] == "Apache-2.0"
+    assert license_["url"] == "https://www.apache.org/licenses/LICENSE-2.0"
+    assert "Apache License\n                           Version 2.0" in (SPEC_DIR.parent / "LICENSE").read_text()
+
+
 def test_permission_enum_is_the_catalog():
     shared = yaml.safe_load((SPEC_DIR / "components" / "schemas.yaml").read_text())
     assert shared["Permission"]["enum"] == list(CATALOG)
@@ -99,7 +111,7 @@ def test_operation_states_success_envelope_errors_and_examples(op):
     for status, response in responses.items():
         if status not in ("200", "206"):  # 206: a part of a file
             schema = response["content"]["application/json"]["schema"]
-            assert set(schema["properties"]["data"]["required"]) == {"message"} and schema["properties"]["success"]["enum"] == [False]
+            assert set(schema["properties"]["data"]["required"]) == {"message", "code"} and schema["properties"]["success"]["enum"] == [False]
     for parameter in op.parameters:
         if parameter.get("required"):
             assert "example" in parameter or parameter["name"] == "workspaceId" or "example" in parameter["schema"], \
@@ -108,30 +120,6 @@ def test_operation_states_success_envelope_errors_and_examples(op):
         assert "application/json" not in op.spec["requestBody"]["content"], op.operation_id
     elif "requestBody" in op.spec:
         assert op.spec["requestBody"]["content"]["application/json"]["examples"]
-
-
-@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
-def test_lists_page_with_limit_and_offset_and_say_so(op):
-    """A list takes limit and offset and answers pagination {total, limit, offset}."""
-    if op.spec.get("x-raw-response"):
-        assert not op.parameter("limit"), op.operation_id
-        return
-    result = _result_schema(op)
-    if op.parameter("limit") or "pagination" in result.get("properties", {}):
-        assert op.method == "get" and op.parameter("limit") and op.parameter("offset"), op.operation_id
-        assert {"total", "limit", "offset"} <= set(result["properties"]["pagination"]["required"])
-        assert "pagination" in result["required"]
-
-
-def _result_schema(op) -> dict:
-    schema = op.spec["responses"]["200"]["content"]["application/json"]["schema"]
-    for part in schema.get("allOf", [schema]):
-        data = part.get("properties", {}).get("data")
-        if data:
-            for data_part in data.get("allOf", [data]):
-                if "result" in data_part.get("properties", {}):
-                    return data_part["properties"]["result"]
-    raise AssertionError(f"{op.operation_id}: no result schema")
 
 
 def test_links_feed_created_ids_to_the_operations_that_take_them():
