@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 from peewee import fn
 
@@ -23,7 +24,7 @@ from models.kernel.scoping import Workspace
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/admin", description=__doc__,
+    parser = argparse.ArgumentParser(prog=_program(), description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     bootstrap = commands.add_parser(
@@ -70,6 +71,13 @@ def _run(args) -> dict:
     return {"workspaceId": args.workspace_id, "userId": user.id, "role": args.role}
 
 
+def _program() -> str:
+    """How the operator called us: voice-agent-admin (the installed command) or scripts/admin (a
+    checkout, which runs ``python -m api.admin``)."""
+    name = Path(sys.argv[0]).name
+    return "scripts/admin" if name.endswith(".py") or not name else name
+
+
 def _refuse_a_taken_name(name: str) -> None:
     # Both sides through the database's LOWER: SQLite's folds ASCII letters only, and the same
     # function on both sides still matches a name exactly as it was stored.
@@ -77,7 +85,7 @@ def _refuse_a_taken_name(name: str) -> None:
              .order_by(Workspace.created_at).first())
     if taken is not None:
         raise Conflict(f"a workspace named {name.strip()!r} already exists ({taken.id}); "
-                       "for a new token of its owner: scripts/admin token --email EMAIL; "
+                       f"for a new token of its owner: {_program()} token --email EMAIL; "
                        "to create a second workspace of that name: add --force")
 
 

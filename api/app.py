@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 from importlib import import_module
 
 import anyio.to_thread
@@ -194,6 +195,18 @@ def _lifespan(settings: Settings):
                 await anyio.to_thread.run_sync(group.stop)
 
     return lifespan
+
+
+class _OneOfSeveralMediaTypes(logging.Filter):
+    """connexion warns "this operation accepts multiple content types" each time it reads the body
+    definition of an operation that takes several (an upload: audio/* or application/octet-stream),
+    on every such request, even where it was told the request's type: no fault of anyone's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("this operation accepts multiple content types")
+
+
+logging.getLogger("connexion.operations.openapi3").addFilter(_OneOfSeveralMediaTypes())
 
 
 def create_app(settings: Settings | None = None, *, migrate_schema: bool = True):

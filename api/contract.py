@@ -8,13 +8,15 @@ the tests read operations, their permissions and their handlers from here, never
 from __future__ import annotations
 
 import functools
+import importlib.resources
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from connexion.spec import Specification
 
-SPEC_DIR = Path(__file__).resolve().parent.parent / "openapi"
+# The package openapi holds the YAML files, in a checkout and in an installed wheel alike.
+SPEC_DIR = Path(str(importlib.resources.files("openapi")))
 SPEC_FILE = SPEC_DIR / "management.yaml"
 BASE_PATH = "/api/v2"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

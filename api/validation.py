@@ -218,6 +218,10 @@ def schema_rule(error: ValidationError) -> str:
     """The rule a value broke, in jsonschema's words, with the value cut short."""
     if error.validator == "enum":
         return f"{shorten(error.instance)} is not one of the allowed values"
+    if error.validator == "not":
+        # The contract's description of what is excluded, where jsonschema would quote the schema.
+        excluded = error.validator_value.get("description") if isinstance(error.validator_value, dict) else None
+        return f"{shorten(error.instance)} is not allowed" + (f": {excluded}" if excluded else "")
     if error.validator == "pattern" and error.validator_value == ONE_LINE_PATTERN:
         return f"{shorten(error.instance)} must be one line, without control characters"
     if error.validator in _LENGTHS:

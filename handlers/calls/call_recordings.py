@@ -34,13 +34,13 @@ async def upload_call_recording(callId: str, workspaceId: str):
     await in_session(calls.require_call, workspace_id=workspaceId, call_id=callId)
     part = await anyio.to_thread.run_sync(recordings.part_file, workspaceId, callId)
     try:
-        size = await _receive_to(part, request.stream())
+        size, head = await _receive_to(part, request.stream())
         if size == 0:
             raise InvalidInput("The recording is empty: send the audio file as the request body.")
         final = await anyio.to_thread.run_sync(recordings.finish_part, part)
         part = final
         stored = await in_session(recordings.attach, workspace_id=workspaceId, call_id=callId, path=final,
-                                   content_type=content_type, size=size)
+                                   content_type=recordings.stored_type(content_type, head), size=size)
     except BaseException:
         part.unlink(missing_ok=True)  # not in a thread: a cancelled request could not await one
         raise
@@ -48,10 +48,11 @@ async def upload_call_recording(callId: str, workspaceId: str):
                "uploadedAt": iso(stored.uploaded_at), "transcriptionStatus": "pending"}, "Recording uploaded")
 
 
-async def _receive_to(part, stream) -> int:
-    """The body written to ``part``; its size. The stream itself fails with 413 past
-    MAX_RECORDING_BYTES, and with 408 when it stalls (api.body_limit)."""
-    size, pending, buffered = 0, 0, []
+async def _receive_to(part, stream) -> tuple[int, bytes]:
+    """The body written to ``part``; its size and first bytes (which name the format of a body sent
+    as application/octet-stream). The stream itself fails with 413 past MAX_RECORDING_BYTES, and
+    with 408 when it stalls (api.body_limit)."""
+    size, pending, buffered, head = 0, 0, [], b""
     with open(part, "wb") as handle:
         write = functools.partial(_write_all, handle)
         while True:
@@ -62,6 +63,8 @@ async def _receive_to(part, stream) -> int:
             if chunk is None:
                 break
             size += len(chunk)
+            if len(head) < recordings.SNIFF_BYTES:
+                head += chunk[:recordings.SNIFF_BYTES - len(head)]
             buffered.append(chunk)
             pending += len(chunk)
             if pending >= WRITE_BUFFER_BYTES:
@@ -69,7 +72,7 @@ async def _receive_to(part, stream) -> int:
                 buffered, pending = [], 0
         if buffered:
             await anyio.to_thread.run_sync(write, buffered)
-    return size
+    return size, head
 
 
 def _write_all(handle, chunks: list[bytes]) -> None:

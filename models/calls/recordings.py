@@ -24,6 +24,11 @@ CONTENT_TYPES = {
     "audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/flac": "flac", "audio/x-flac": "flac",
     "audio/ogg": "ogg", "audio/mp4": "m4a", "audio/x-m4a": "m4a", "audio/m4a": "m4a", "audio/webm": "webm",
 }
+# A client that does not know its file's type (or a generic HTTP tool) sends it as bytes: the
+# format is then read from the file's first bytes (see sniff), as the speech engine reads it.
+OCTET_STREAM = "application/octet-stream"
+# Bytes enough for every signature below.
+SNIFF_BYTES = 12
 _root: Path | None = None
 
 
@@ -60,10 +65,35 @@ def _directory(workspace_id: str) -> Path:
 def format_of(content_type: str | None) -> str:
     """The recording's media type; UnsupportedMediaType naming the accepted ones if it is none of them."""
     media = (content_type or "").split(";")[0].strip().lower()
-    if media not in CONTENT_TYPES:
+    if media not in CONTENT_TYPES and media != OCTET_STREAM:
         raise UnsupportedMediaType(f"Content-Type {media or '(none)'} is not a recording format this service takes; "
-                           f"send one of {', '.join(sorted(CONTENT_TYPES))}.")
+                           f"send one of {', '.join(sorted(CONTENT_TYPES))}, or {OCTET_STREAM}.")
     return media
+
+
+def stored_type(media: str, head: bytes) -> str:
+    """The type a recording is kept and served with: the one it was sent with, or for bytes sent as
+    application/octet-stream the format its first bytes show. Bytes of no known format stay
+    application/octet-stream and are judged by the transcription, as a mislabelled file is."""
+    return (sniff(head) or media) if media == OCTET_STREAM else media
+
+
+def sniff(head: bytes) -> str | None:
+    """The audio format the first ``SNIFF_BYTES`` bytes of a file show, as a media type, or None."""
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return "audio/wav"
+    if head[:4] == b"fLaC":
+        return "audio/flac"
+    if head[:4] == b"OggS":
+        return "audio/ogg"
+    if head[:4] == b"\x1a\x45\xdf\xa3":  # EBML: WebM (and Matroska, which the engine reads alike)
+        return "audio/webm"
+    if head[4:8] == b"ftyp":  # ISO media: M4A
+        return "audio/mp4"
+    # MP3: an ID3 tag, or an MPEG audio frame's sync bits with a layer set (not AAC's ADTS, layer 0).
+    if head[:3] == b"ID3" or (len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0 and head[1] & 0x06):
+        return "audio/mpeg"
+    return None
 
 
 def part_file(workspace_id: str, call_id: str) -> Path:

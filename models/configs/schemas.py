@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib.resources
 from pathlib import Path
 
 import yaml
@@ -21,7 +22,8 @@ from jsonschema import Draft7Validator
 
 from models.kernel.errors import InvalidInput
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "openapi" / "schemas"
+# The contract's own configuration schemas, from the package that ships them (see api.contract).
+SCHEMA_DIR = Path(str(importlib.resources.files("openapi"))) / "schemas"
 
 
 @functools.cache

@@ -98,10 +98,10 @@ def test_every_domain_error_answers_its_own_code():
     """Each kind the domain raises (models.errors and the kinds defined beside their use) keeps
     its code through the envelope, whatever its status."""
     import orjson
-    from handlers.call_recordings import RangeOutside
 
     from api.envelope import domain_error
-    from handlers.webhooks import WorkspaceMismatch
+    from handlers.calls.call_recordings import RangeOutside
+    from handlers.webhooks.webhooks import WorkspaceMismatch
     from models.billing.credits import PaymentRequired
     from models.identity.invitations import Gone
     from models.kernel.errors import (

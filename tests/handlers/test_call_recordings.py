@@ -111,6 +111,32 @@ def test_a_type_that_is_not_a_recording_format_is_415_naming_the_accepted_ones(a
     assert recording_files(tmp_path) == []
 
 
+@pytest.mark.parametrize("fixture, stored", [
+    ("jfk.wav", "audio/wav"), ("jfk.mp3", "audio/mpeg"), ("jfk.flac", "audio/flac"), ("jfk.ogg", "audio/ogg"),
+    ("jfk.m4a", "audio/mp4"), ("jfk.webm", "audio/webm")])
+def test_bytes_sent_as_octet_stream_are_kept_with_the_format_their_first_bytes_show(api, fixture, stored):
+    call_id = factories.call(api.actor)
+    audio = (FIXTURES / fixture).read_bytes()
+    result = upload(api, call_id, audio, "application/octet-stream")
+    assert result["contentType"] == stored and result["bytes"] == len(audio)
+    response = download(api, call_id)
+    assert response.content == audio and response.headers["content-type"] == stored
+
+
+@pytest.mark.parametrize("body", [b"\x00" * 64, b"RIFF\x00\x00\x00\x00AVI ", b"\xff\xf1" + b"\x00" * 30, b"x"])
+def test_octet_stream_bytes_of_no_known_format_are_kept_as_such_and_left_to_the_transcription(api, body):
+    # An AVI's RIFF header is no WAV, nor is an AAC frame (layer bits 0) an MP3; one byte shows nothing.
+    call_id = factories.call(api.actor)
+    assert upload(api, call_id, body, "application/octet-stream")["contentType"] == "application/octet-stream"
+    assert api("GET", f"/call/{call_id}")["call"]["transcriptionStatus"] == "pending"
+
+
+def test_an_empty_octet_stream_is_400_like_any_empty_body(api, tmp_path):
+    call_id = factories.call(api.actor)
+    assert "empty" in upload(api, call_id, b"", "application/octet-stream", expect=400)["message"]
+    assert recording_files(tmp_path) == []
+
+
 def test_an_empty_body_is_400_and_leaves_nothing(api, tmp_path):
     call_id = factories.call(api.actor)
     assert "empty" in upload(api, call_id, b"", expect=400)["message"]

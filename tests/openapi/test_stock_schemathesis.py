@@ -1,0 +1,109 @@
+"""Schemathesis as a user's CI runs it against the served document: the stock command line, every
+check and every phase, with nothing but a credential and the workspace to act in (a configuration
+file holding only that), no hooks and no per-operation settings (tests/openapi/test_schemathesis.py
+is the suite's own, thorough run).
+
+The credential is what such a CI would hold: an API key of the workspace's owner with every
+permission but deleting the workspace, which a generated request would otherwise do the moment it
+repeats the workspace's name, ending the run's access for every later request.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from api.contract import operations
+
+MAX_EXAMPLES = 10
+SEED = 42
+
+# Operations whose schema-valid requests the service refuses with 400 by a rule that OpenAPI 3.0
+# cannot state and that the product defines as a validation error, so that a stock run reports them
+# (ST202, "schema-valid request rejected"); each with the rule. Nothing else may fail, and no run
+# may error.
+REFUSED_BY_RULES_NO_SCHEMA_STATES = {
+    "POST /api-keys": "expiresAt in the future and at most 365 days ahead (a rule of the clock); "
+                      "userId a member of the workspace",
+    "GET /analytics/structured-data": "structuredDataIds name fields of the workspace",
+    "GET /call": "startedBefore later than startedAfter (a rule between two parameters)",
+    "GET /call/export": "startedBefore later than startedAfter (a rule between two parameters)",
+    "DELETE /call/{callId}/tags": "the query's callId equals the path's",
+    "POST /agents": "no control characters in the keys of free-form objects (metadata, a tool's parameters)",
+    "PATCH /agents/{agentId}": "no control characters in the keys of free-form objects",
+    "POST /workflows": "a workflow's graph: edges between its own nodes, one start node; free-form keys",
+    "PATCH /workflows/{workflowId}": "a workflow's graph: edges between its own nodes, one start node; free-form keys",
+    "POST /branches/{entityType}/{entityId}": "baseVersionId names a version of the entity",
+    "POST /branches/{entityType}/{entityId}/{branchId}/commits": "a configuration whose schema depends on entityType",
+    "POST /branches/{entityType}/{entityId}/{branchId}/merge": "no control characters in the keys of resolutions",
+    "GET /versions/{entityType}/{entityId}/{versionId}/diff": "`against` names a version of the entity",
+    "POST /insights": "enumValues only for fields of type enum",
+    "PATCH /insights/{insightId}": "enumValues only for fields of type enum (the stored type, if not given)",
+    "PATCH /workspace": "settings.timeZone names a zone of the IANA database (a list of about 600 names "
+                        "that generated Python clients cannot take as an enum: GMT+0 and GMT-0 collide)",
+    "POST /invitations": "role names a built-in role or a custom role of the workspace",
+    "POST /invitations/accept": "token names a pending invitation (410 once it was accepted)",
+    "POST /webhooks/end-of-call-report": "the report's workspaceId equals the query's",
+    "POST /webhooks/subscriptions": "url: a host of valid labels that resolves to public addresses only",
+    "PATCH /webhooks/subscriptions/{subscriptionId}": "url: a host of valid labels that resolves to public "
+                                                      "addresses only",
+    # schemathesis files a failure inside a stateful scenario under this name; the scenarios chain
+    # the operations above, and meet the same rules.
+    "Stateful tests": "any of the rules above, met in a chain of linked operations",
+}
+# What a workspace's API key may not do, being no user's own credential: mint a user's access
+# tokens, create workspaces; and the permission this key was not given.
+REFUSED_TO_A_KEY = {"POST /access-tokens", "DELETE /access-tokens/{tokenId}", "POST /workspaces", "DELETE /workspace"}
+
+
+def ci_key(server_url: str, owner: dict) -> str:
+    headers = {"Authorization": f"Bearer {owner['token']}"}
+    catalog = httpx.get(server_url + "/api/v2/permissions", headers=headers, timeout=30)
+    assert catalog.status_code == 200, catalog.text
+    permissions = [p for p in catalog.json()["data"]["result"]["permissions"] if p != "workspace:delete"]
+    created = httpx.post(server_url + "/api/v2/api-keys", params={"workspaceId": owner["workspaceId"]},
+                         headers=headers, timeout=30,
+                         json={"name": "ci", "userId": owner["userId"], "permissions": permissions})
+    assert created.status_code == 200, created.text
+    return created.json()["data"]["result"]["key"]
+
+
+@pytest.mark.slow  # every operation through every phase against a live server: a few minutes
+def test_a_stock_schemathesis_run_with_a_key_and_a_workspace_finds_nothing_else(live_server, tmp_path):
+    owner = live_server.admin("bootstrap", "--workspace", "w", "--email", "a@example.com")
+    key = ci_key(live_server.url, owner)
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(f'[parameters]\n"query.workspaceId" = "{owner["workspaceId"]}"\n')
+    report = tmp_path / "report.json"
+    command = [
+        str(Path(sys.executable).with_name("st")), "--config-file", str(config),
+        "run", f"{live_server.url}/api/v2/openapi.json",
+        "--checks", "all", "--phases", "examples,coverage,fuzzing,stateful",
+        "--header", f"Authorization: Bearer {key}",
+        # Bounded and repeatable: a few minutes on a 2-core host.
+        "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED),
+        "--report", "json", "--report-json-path", str(report),
+    ]
+    # The working directory takes whatever schemathesis leaves behind.
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                         env={k: v for k, v in os.environ.items() if k != "SCHEMATHESIS_HOOKS"})
+    server_log = "".join(log.read_text()[-20_000:] for log in tmp_path.glob("server-*.log"))
+    output = run.stdout + run.stderr + "\n--- server log ---\n" + server_log
+    (tmp_path / "schemathesis.log").write_text(output)  # whole, where pytest's message is cut
+    summary = json.loads(report.read_text())
+
+    assert summary["complete"] and summary["errors"] == [], output
+    assert summary["operations"]["tested"] == len(operations()), output
+    refused = {op for failure in summary["failures"] if failure["code"] == "ST202" for op in failure["operations"]}
+    others = [failure for failure in summary["failures"] if failure["code"] != "ST202"]
+    assert others == [], output
+    assert refused <= set(REFUSED_BY_RULES_NO_SCHEMA_STATES), (sorted(refused - set(REFUSED_BY_RULES_NO_SCHEMA_STATES)),
+                                                               output)
+    assert run.returncode == (1 if summary["failures"] else 0), output
+    # The run kept its access to the end: only what a key may not do was refused it.
+    assert set(summary["warnings"].get("missing_auth", [])) <= REFUSED_TO_A_KEY, output
