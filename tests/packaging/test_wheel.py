@@ -69,7 +69,7 @@ def test_the_wheel_holds_every_package_and_the_contract(installed, tmp_path):
     where = json.loads(run(str(installed / "python"), "-c", probe, cwd=tmp_path, env=clean_env()).stdout)
     prefix = str(installed.parent)
     assert all(path.startswith(prefix) for path in where.values()), where
-    check = ("from api.contract import SPEC_DIR, operations; from models.configs import defaults; "
+    check = ("from api.contract import SPEC_DIR, operations; from models.configs.schemas import defaults; "
              "print(SPEC_DIR, len(operations()), sorted(defaults('agent'))[:1])")
     out = run(str(installed / "python"), "-c", check, cwd=tmp_path, env=clean_env()).stdout
     assert out.startswith(prefix) and int(out.split()[1]) > 50, out
