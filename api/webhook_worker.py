@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import logging
 
+import anyio
+import anyio.to_thread
+
 from core.settings import Settings
 from models.kernel import encryption
 from models.kernel.db import session, utcnow
@@ -22,6 +25,10 @@ from .claiming_threads import ClaimingThreads
 
 log = logging.getLogger("api.webhooks")
 POLL_S = 0.5
+# A test-fire's total time, kept within a client's patience; at most this many wait at once per
+# process, more waiting their turn.
+TEST_TIMEOUT_S = 15.0
+TEST_SENDERS = 8
 
 
 def lease_s(timeout_s: float) -> float:
@@ -42,6 +49,37 @@ def send(job: outbox.Claimed, timeout_s: float) -> outbox.Outcome | None:
         return outbox.Outcome(utcnow(), False, None, 0.0, "Not sent: this server cannot decrypt the "
                                       "subscription's signing secret (its SECRET_KEY differs).", None)
     return webhook_delivery.post(url, job.event_id, job.payload, secrets, timeout_s=timeout_s)
+
+
+async def test_fire(*, workspace_id: str, subscription_id: str) -> tuple[outbox.Outcome, outbox.EventRecord]:
+    """A signed ping to the subscription's receiver, sent now, and its event as the delivery log
+    keeps it. The wait for the receiver holds neither a handler thread nor a database connection:
+    each step with the database runs in a thread of its own session, the POST in another."""
+    job = await _in_session(outbox.start_ping, workspace_id=workspace_id, subscription_id=subscription_id,
+                            lease_s=lease_s(TEST_TIMEOUT_S))
+    outcome = await anyio.to_thread.run_sync(send, job, TEST_TIMEOUT_S, limiter=_test_senders())
+    if outcome is None:  # deleted meanwhile
+        raise NotFound(f"No webhook subscription {subscription_id} in this workspace.")
+    await _in_session(outbox.record, job=job, outcome=outcome, retry_base_s=0)
+    event = await _in_session(outbox.get_event, workspace_id=workspace_id, event_id=job.event_id)
+    return outcome, event.event
+
+
+async def _in_session(function, /, **kwargs):
+    def run():
+        with session():
+            return function(**kwargs)
+    return await anyio.to_thread.run_sync(run)
+
+
+_limiter: anyio.CapacityLimiter | None = None
+
+
+def _test_senders() -> anyio.CapacityLimiter:
+    global _limiter
+    if _limiter is None:  # made on first use, inside the event loop that uses it
+        _limiter = anyio.CapacityLimiter(TEST_SENDERS)
+    return _limiter
 
 
 class WebhookWorkers(ClaimingThreads):

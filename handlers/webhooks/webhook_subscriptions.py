@@ -3,21 +3,13 @@ getWebhookSubscription, updateWebhookSubscription, deleteWebhookSubscription,
 rotateWebhookSubscriptionSecret, testWebhookSubscription, listWebhookSubscriptionDeliveries."""
 from __future__ import annotations
 
-import anyio
-import anyio.to_thread
-
 from api import webhook_worker
 from api.envelope import ok
-from handlers.offload import in_session
 from handlers.wire import iso
-from models.kernel.errors import NotFound
 from models.webhooks import outbox, subscriptions
 from models.webhooks.subscriptions import SubscriptionRecord
 
 from .webhook_events import attempt_shape, event_shape
-
-# A test-fire's total time, kept within a client's patience.
-TEST_TIMEOUT_S = 15.0
 
 
 def subscription_shape(record: SubscriptionRecord) -> dict:
@@ -67,29 +59,10 @@ def rotate_webhook_subscription_secret(workspaceId: str, subscriptionId: str, bo
 
 
 async def test_webhook_subscription(workspaceId: str, subscriptionId: str):
-    """A signed ping, sent now; its answer is in the result and in the delivery log. The wait for
-    the receiver holds neither a handler thread nor a database connection."""
-    job = await in_session(outbox.start_ping, workspace_id=workspaceId, subscription_id=subscriptionId,
-                           lease_s=webhook_worker.lease_s(TEST_TIMEOUT_S))
-    outcome = await anyio.to_thread.run_sync(webhook_worker.send, job, TEST_TIMEOUT_S, limiter=_senders())
-    if outcome is None:
-        raise NotFound(f"No webhook subscription {subscriptionId} in this workspace.")  # deleted meanwhile
-    await in_session(outbox.record, job=job, outcome=outcome, retry_base_s=0)
-    event = (await in_session(outbox.get_event, workspace_id=workspaceId, event_id=job.event_id)).event
+    outcome, event = await webhook_worker.test_fire(workspace_id=workspaceId, subscription_id=subscriptionId)
     result = {"delivered": outcome.succeeded, "statusCode": outcome.status_code,
               "latencyMs": round(outcome.latency_ms, 3), "error": outcome.error, "event": event_shape(event)}
     return ok(result, "The receiver accepted the ping" if outcome.succeeded else "The ping was not accepted")
-
-
-_limiter: anyio.CapacityLimiter | None = None
-
-
-def _senders() -> anyio.CapacityLimiter:
-    """Test-fires waiting for receivers at once, per process; more wait their turn."""
-    global _limiter
-    if _limiter is None:
-        _limiter = anyio.CapacityLimiter(8)
-    return _limiter
 
 
 def list_webhook_subscription_deliveries(workspaceId: str, subscriptionId: str, limit: int = 20, offset: int = 0):

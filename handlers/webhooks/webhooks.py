@@ -8,14 +8,8 @@ from api.envelope import ok
 from handlers.wire import iso, naive_utc
 from models import call_recorded
 from models.calls.calls import Report
-from models.kernel.errors import InvalidInput
+from models.kernel.errors import InvalidInput, WorkspaceMismatch
 from models.webhooks import signing_secrets
-
-
-class WorkspaceMismatch(InvalidInput):
-    """The query names another workspace than the report does."""
-
-    code = "workspace_mismatch"
 
 
 def receive_end_of_call_report(body: dict, workspaceId: str | None = None):

@@ -26,6 +26,12 @@ class InvalidInput(DomainError):
     code = "validation_failed"
 
 
+class WorkspaceMismatch(InvalidInput):
+    """A request names two workspaces (its query and its body, say) that differ."""
+
+    code = "workspace_mismatch"
+
+
 class Unauthenticated(DomainError):
     status = 401
     code = "unauthenticated"

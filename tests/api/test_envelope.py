@@ -101,7 +101,6 @@ def test_every_domain_error_answers_its_own_code():
 
     from api.envelope import domain_error
     from handlers.calls.call_recordings import RangeOutside
-    from handlers.webhooks.webhooks import WorkspaceMismatch
     from models.billing.credits import PaymentRequired
     from models.identity.invitations import Gone
     from models.kernel.errors import (
@@ -113,6 +112,7 @@ def test_every_domain_error_answers_its_own_code():
         Unauthenticated,
         Unavailable,
         UnsupportedMediaType,
+        WorkspaceMismatch,
     )
 
     class Request:  # what domain_error reads of a request (only to log a 5xx)
