@@ -187,8 +187,8 @@ def main(argv=None) -> int:
             end = datetime.utcnow().replace(microsecond=0) + timedelta(hours=1)
             start = end - bench_calls.SPREAD - timedelta(days=1)
             for granularity in GRANULARITIES:
-                params = {"workspaceId": ws, "granularity": granularity, "start": start.isoformat() + "Z",
-                          "end": end.isoformat() + "Z"}
+                params = {"workspaceId": ws, "granularity": granularity, "since": start.isoformat() + "Z",
+                          "until": end.isoformat() + "Z"}
                 api = time_api(client, f"{base}/analytics/structured-data", params, args.warmup, args.requests,
                                args.calls)
                 statements, domain = captured_statements(database_url, data_dir, ws, start, end, granularity)

@@ -21,7 +21,7 @@ def server(tmp_path_factory):
 def open_request(server, headers: str) -> socket.socket:
     host, port = server.url.removeprefix("http://").split(":")
     connection = socket.create_connection((host, int(port)), timeout=5)
-    connection.sendall((f"POST /api/v2/api-keys?workspaceId=w HTTP/1.1\r\nHost: {host}\r\n"
+    connection.sendall((f"POST /api/v2/api-keys?workspaceId=4f1d2c3b-5a6e-4f70-8a9b-0c1d2e3f4a5b HTTP/1.1\r\nHost: {host}\r\n"
                         "Authorization: Bearer vak_unknown\r\nContent-Type: application/json\r\n"
                         f"{headers}\r\n").encode())
     return connection

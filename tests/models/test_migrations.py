@@ -16,10 +16,6 @@ from models.kernel.scoping import WorkspaceScoped
 from models.kernel.secrets import digest
 from models.migrations import LATEST, MIGRATIONS, current_version, migrate
 
-# The service has always made workspace ids as UUIDs, and its requests take no other.
-OLD_WORKSPACE = "0b7c2d4e-1f3a-4c5b-8d6e-7f8091a2b3c4"
-OLD_USER = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f70819"
-
 
 def _all_models() -> list[type[BaseModel]]:
     """Every concrete model of the models package, found by importing its modules."""
@@ -101,21 +97,23 @@ def _insert(rows) -> None:
             database.execute_sql(sql.format(p=p), params)
 
 
+# Ids as the service made them then (UUIDs), but for the keys' and the token's, which no request names.
+W1, U1 = "4f1d2c3b-5a6e-4f70-8a9b-0c1d2e3f4a5b", "7d5b1c8e-3f57-4c59-9d37-2f4f8a3e6a10"
 _RELEASE_2 = [
-    ("INSERT INTO workspace (id, name, created_at) VALUES ({p}, {p}, {p})", (OLD_WORKSPACE, "old", datetime(2026, 11, 1))),
+    ("INSERT INTO workspace (id, name, created_at) VALUES ({p}, {p}, {p})", (W1, "old", datetime(2026, 11, 1))),
     ('INSERT INTO "user" (id, email, display_name, is_active, created_at) VALUES ({p}, {p}, {p}, {p}, {p})',
-     (OLD_USER, "old@example.com", "Old", True, datetime(2026, 11, 1))),
+     (U1, "old@example.com", "Old", True, datetime(2026, 11, 1))),
     ("INSERT INTO membership (workspace_id, user_id, role, created_at) VALUES ({p}, {p}, {p}, {p})",
-     (OLD_WORKSPACE, OLD_USER, "owner", datetime(2026, 11, 1))),
+     (W1, U1, "owner", datetime(2026, 11, 1))),
     ("INSERT INTO access_token (id, user_id, token_hash, created_at) VALUES ({p}, {p}, {p}, {p})",
-     ("t1", OLD_USER, digest("vat_old-token"), datetime(2026, 11, 1))),
+     ("t1", U1, digest("vat_old-token"), datetime(2026, 11, 1))),
     ("INSERT INTO api_key (id, workspace_id, user_id, name, key_hash, is_active, created_at, expires_at, permissions) "
      "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
-     ("k1", OLD_WORKSPACE, OLD_USER, "old key", digest("vak_old-key"), True, datetime(2026, 11, 1),
+     ("k1", W1, U1, "old key", digest("vak_old-key"), True, datetime(2026, 11, 1),
       datetime.utcnow() + timedelta(days=30), '["api-keys:read"]')),
     ("INSERT INTO api_key (id, workspace_id, user_id, name, key_hash, is_active, created_at, expires_at, permissions) "
      "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
-     ("k2", OLD_WORKSPACE, OLD_USER, "empty key", digest("vak_empty-key"), True, datetime(2026, 11, 1),
+     ("k2", W1, U1, "empty key", digest("vak_empty-key"), True, datetime(2026, 11, 1),
       datetime.utcnow() + timedelta(days=30), '[]')),
 ]
 
@@ -138,12 +136,12 @@ def test_an_upgrade_keeps_an_earlier_releases_data(db, tmp_path, database_url):
         assert (key.name, key.permissions, key.requests_per_minute) == ("old key", ("api-keys:read", "speech:transcribe"), None)
         assert ApiKey.get_by_id("k2").permissions == ()
     with TestClient(app) as client:
-        params = {"workspaceId": OLD_WORKSPACE}
+        params = {"workspaceId": W1}
         listed = client.get("/api/v2/api-keys", params=params, headers={"Authorization": "Bearer vak_old-key"})
         assert listed.status_code == 200, listed.text
         assert {k["id"] for k in listed.json()["data"]["result"]["apiKeys"]} == {"k1", "k2"}
         created = client.post("/api/v2/api-keys", params=params, headers={"Authorization": "Bearer vat_old-token"},
-                              json={"name": "new", "userId": OLD_USER, "rateLimit": {"requestsPerMinute": 5, "requestsPerDay": 50}})
+                              json={"name": "new", "userId": U1, "rateLimit": {"requestsPerMinute": 5, "requestsPerDay": 50}})
         assert created.status_code == 200, created.text
 
 
