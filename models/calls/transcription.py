@@ -52,13 +52,11 @@ def claim(lease_s: float, now: datetime | None = None) -> Claimed | None:
 
 def renew(job: Claimed, lease_s: float) -> Claimed | None:
     """The lease extended, or None if the job is no longer this worker's (re-uploaded, deleted,
-    or taken after the lease ran out)."""
+    or taken after the lease ran out): the claim's token is the lease's end it set."""
     until = utcnow() + timedelta(seconds=lease_s)
-    with database.atomic():
-        changed = TranscriptionJob.update(lease_until=until).where(
-            (TranscriptionJob.call == job.call_id) & (TranscriptionJob.status == "running")
-            & (TranscriptionJob.lease_until == job.lease_token)).execute()
-    return job._replace(lease_token=until) if changed else None
+    if not _JOBS.renew(job.call_id, token_column="lease_until", token=job.lease_token, until=until):
+        return None
+    return job._replace(lease_token=until)
 
 
 def _still_mine(job: Claimed):

@@ -42,6 +42,15 @@ class LeasedWork:
         with database.atomic():
             return database.execute_sql(sql, params).fetchone()
 
+    def renew(self, key, *, token_column: str, token, until) -> bool:
+        """The lease of row ``key`` extended to ``until``, if the row still holds the claim's token
+        (``token_column`` equal to ``token``); False if it is no longer the caller's (done, put
+        back, deleted, or taken by another worker once the lease ran out)."""
+        p = database.param
+        sql = (f"UPDATE {self.table} SET lease_until = {p} WHERE {self.key} = {p} AND {token_column} = {p}")
+        with database.atomic():
+            return database.execute_sql(sql, (until, key, token)).rowcount == 1
+
 
 def backoff_s(failures: int, base_s: float, max_s: float, rng: random.Random | None = None) -> float:
     """The delay before the retry that follows the ``failures``-th failed attempt: full jitter,
