@@ -84,7 +84,7 @@ PRINCIPAL = "principal"
 
 class HandlerResolver(Resolver):
     """operationId ``createApiKey`` in ``x-openapi-router-controller: handlers.identity.api_keys`` resolves to
-    ``handlers.api_keys.create_api_key``, run after the request's admission in one database
+    ``handlers.identity.api_keys.create_api_key``, run after the request's admission in one database
     session, on the event loop or, marked ``x-in-thread: true``, in a worker thread; a handler
     that names a ``principal`` parameter gets the caller."""
 

@@ -1,7 +1,7 @@
 """The response envelope {success, data: {message, result}}, and the mapping of every error to it.
 
 An error's ``data`` also carries ``code``, one of a fixed list (the contract's ErrorCode): a domain
-error's is its class's (models.errors), the framework's own refusals' is their status's
+error's is its class's (models.kernel.errors), the framework's own refusals' is their status's
 (``STATUS_CODES``).
 """
 from __future__ import annotations

@@ -95,7 +95,7 @@ def test_409_conflict(platform):
 
 
 def test_every_domain_error_answers_its_own_code():
-    """Each kind the domain raises (models.errors and the kinds defined beside their use) keeps
+    """Each kind the domain raises (models.kernel.errors and the kinds defined beside their use) keeps
     its code through the envelope, whatever its status."""
     import orjson
 
