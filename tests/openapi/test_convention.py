@@ -282,3 +282,30 @@ def test_no_file_refers_to_a_document_users_do_not_have():
         if re.search(rf"{name}\.md|\b{name}\b", text, flags=0) or re.search(rf"{name.lower()}\.md", text):
             offenders.append(file)
     assert not offenders
+
+
+def _optional_data(node, where: str) -> list[str]:
+    """Each object schema under ``node`` that declares ``data`` without requiring it."""
+    found = []
+    if isinstance(node, dict):
+        if "data" in (node.get("properties") or {}) and "data" not in (node.get("required") or []):
+            found.append(where)
+        for key, value in node.items():
+            found += _optional_data(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _optional_data(value, f"{where}/{index}")
+    return found
+
+
+def test_every_envelope_requires_the_data_it_declares():
+    # Generators that read each part of an allOf alone (openapi-typescript) would type it optional,
+    # and every client would have to check for a field that is always there.
+    optional = []
+    for path in sorted((SPEC_DIR).rglob("*.yaml")):
+        optional += _optional_data(yaml.safe_load(path.read_text()), str(path.relative_to(SPEC_DIR)))
+    assert optional == []
+
+
+def test_the_data_rule_finds_an_optional_data():
+    assert _optional_data({"allOf": [{"type": "object", "properties": {"data": {}}}]}, "x") == ["x/allOf/0"]
