@@ -22,10 +22,11 @@ def admit(secret: str, *, policy: Policy, workspace_id: str | None = None, permi
     ``session()``: on the common path one statement on PostgreSQL, the credential and its
     rate-limit count together, and two on SQLite (models.identity.credentials).
     """
-    # Both servers read the workspace before any validation of theirs (PostgreSQL cannot even
-    # compare text holding NUL): the rule every request string meets, applied here for both.
+    # Both servers read the workspace (from the query, or a body that names it) before any
+    # validation of theirs (PostgreSQL cannot even compare text holding NUL): the rule every
+    # request string meets, applied here for both.
     if workspace_id is not None and (problem := text_problem(workspace_id)) is not None:
-        raise InvalidInput(f"Invalid value for query parameter workspaceId: {problem}.")
+        raise InvalidInput(f"Invalid value for workspaceId: {problem}.")
     principal, decision = authenticate_and_count(secret, workspace_id=workspace_id, policy=policy)
     _report(decision, report)
     if permission is not None:
@@ -45,7 +46,7 @@ def admit_signed(body: bytes, headers: dict[str, str], *, policy: Policy, worksp
     if workspace_id is None:
         raise InvalidInput("workspaceId is required: name the workspace whose signing secret signed the webhook.")
     if (problem := text_problem(workspace_id)) is not None:
-        raise InvalidInput(f"Invalid value for query parameter workspaceId: {problem}.")
+        raise InvalidInput(f"Invalid value for workspaceId: {problem}.")
     secret = verify(workspace_id, body, headers)
     principal = Principal(credential_id=secret.id, kind="signing_secret", user_id=secret.created_by,
                           workspace_id=workspace_id, permissions=SIGNED_PERMISSIONS)
