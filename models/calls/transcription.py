@@ -1,11 +1,11 @@
 """Background transcription of uploaded call recordings: a durable job per call.
 
-A job is a row of the leased work of models.kernel.leases, written in the transaction that names the call's recording, so no upload is
-acknowledged without its job. A worker claims the oldest due job by setting a lease: one UPDATE
-whose subquery picks the row (FOR UPDATE SKIP LOCKED on PostgreSQL, so concurrent claimers in
-several processes take different jobs; SQLite has one writer at a time). While it transcribes, the
-worker renews the lease; a job whose lease ran out (its process died mid-job) is due again and
-taken by another worker, so a restart loses no job. A job fails for good after MAX_ATTEMPTS.
+A job is a row, written in the transaction that names the call's recording, so no upload is
+acknowledged without its job. A worker claims the oldest due job by setting a lease
+(models.kernel.leases: one UPDATE whose subquery picks the row, FOR UPDATE SKIP LOCKED on
+PostgreSQL, so concurrent claimers in several processes take different jobs; SQLite has one writer
+at a time). While it transcribes, the worker renews the lease; a job whose lease ran out (its
+process died mid-job) is due again and taken by another worker, so a restart loses no job. A job fails for good after MAX_ATTEMPTS.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ _JOBS = LeasedWork(
     due="w.status = 'pending' OR (w.status = 'running' AND w.lease_until < {p})",
     order="w.created_at, w.call_id",
     claim_sets="status = 'running', attempts = attempts + 1, lease_until = {p}, updated_at = {p}",
-    returning="call_id, workspace_id, attempts")
+    returning="call_id, workspace_id, attempts", token="lease_until")
 
 
 def claim(lease_s: float, now: datetime | None = None) -> Claimed | None:
@@ -54,7 +54,7 @@ def renew(job: Claimed, lease_s: float) -> Claimed | None:
     """The lease extended, or None if the job is no longer this worker's (re-uploaded, deleted,
     or taken after the lease ran out): the claim's token is the lease's end it set."""
     until = utcnow() + timedelta(seconds=lease_s)
-    if not _JOBS.renew(job.call_id, token_column="lease_until", token=job.lease_token, until=until):
+    if not _JOBS.renew(job.call_id, token=job.lease_token, until=until):
         return None
     return job._replace(lease_token=until)
 

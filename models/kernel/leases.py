@@ -17,6 +17,7 @@ import random
 from dataclasses import dataclass
 
 from models.kernel.db import database, is_postgres
+from models.kernel.sql import Statement
 
 
 @dataclass(frozen=True)
@@ -30,26 +31,31 @@ class LeasedWork:
     order: str
     claim_sets: str
     returning: str
+    token: str  # the column whose value a claim leaves as its token (its lease's end, its attempt)
+
+    def __post_init__(self) -> None:
+        # Compiled once per kind, as every statement a worker repeats is (models.kernel.sql): a
+        # worker asks every poll. PostgreSQL locks the candidate row; SQLite has one writer anyway.
+        claim = (f"UPDATE {self.table} SET {self.claim_sets} WHERE {self.key} = (SELECT w.{self.key} "
+                 f"FROM {self.table} w WHERE {self.due} ORDER BY {self.order} LIMIT 1{{lock}}) "
+                 f"RETURNING {self.returning}")
+        object.__setattr__(self, "_claim", {postgres: Statement(claim.replace(
+            "{lock}", " FOR UPDATE OF w SKIP LOCKED" if postgres else "")) for postgres in (True, False)})
+        object.__setattr__(self, "_renew", Statement(
+            f"UPDATE {self.table} SET lease_until = {{p}} WHERE {self.key} = {{p}} AND {self.token} = {{p}}"))
 
     def claim(self, *params):
         """The claimed row's ``returning`` columns, or None when nothing is due. ``params``: those
         of ``claim_sets``, then those of ``due``, in the order their markers appear."""
-        p = database.param
-        lock = " FOR UPDATE OF w SKIP LOCKED" if is_postgres() else ""
-        sql = (f"UPDATE {self.table} SET {self.claim_sets.format(p=p)} WHERE {self.key} = ("
-               f"SELECT w.{self.key} FROM {self.table} w WHERE {self.due.format(p=p)} "
-               f"ORDER BY {self.order} LIMIT 1{lock}) RETURNING {self.returning}")
         with database.atomic():
-            return database.execute_sql(sql, params).fetchone()
+            return self._claim[is_postgres()].one(*params)
 
-    def renew(self, key, *, token_column: str, token, until) -> bool:
-        """The lease of row ``key`` extended to ``until``, if the row still holds the claim's token
-        (``token_column`` equal to ``token``); False if it is no longer the caller's (done, put
-        back, deleted, or taken by another worker once the lease ran out)."""
-        p = database.param
-        sql = (f"UPDATE {self.table} SET lease_until = {p} WHERE {self.key} = {p} AND {token_column} = {p}")
+    def renew(self, key, *, token, until) -> bool:
+        """The lease of row ``key`` extended to ``until``, if the row still holds the claim's
+        ``token``; False if it is no longer the caller's (done, put back, deleted, or taken by
+        another worker once the lease ran out)."""
         with database.atomic():
-            return database.execute_sql(sql, (until, key, token)).rowcount == 1
+            return self._renew.execute(until, key, token).rowcount == 1
 
 
 def backoff_s(failures: int, base_s: float, max_s: float, rng: random.Random | None = None) -> float:

@@ -184,7 +184,8 @@ _EVENTS = LeasedWork(
         "AND EXISTS (SELECT 1 FROM webhook_subscription s WHERE s.id = w.subscription_id AND s.enabled)",
     order="w.next_attempt_at",
     claim_sets="attempts = attempts + 1, lease_until = {p}, next_attempt_at = {p}",
-    returning="id, workspace_id, subscription_id, event_type, payload, attempts, give_up_at")
+    returning="id, workspace_id, subscription_id, event_type, payload, attempts, give_up_at",
+    token="attempts")
 
 
 def claim(lease_s: float, now: datetime | None = None) -> Claimed | None:
