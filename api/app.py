@@ -136,7 +136,7 @@ def _in_session(handler, audited: AuditedOperation, in_thread: bool):
 def _admitted_async(handler, wants_principal: bool, audited: AuditedOperation):
     """An async handler (one that streams a request body, or waits on a remote host) on the event
     loop, after the admission; it runs its own SQL in worker threads, a session each
-    (handlers/offload.py), so that it holds no connection while it waits."""
+    (api/offload.py), so that it holds no connection while it waits."""
     def admit():
         admission = context.context.get(ADMISSION)
         with session():

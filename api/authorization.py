@@ -127,11 +127,12 @@ class AuthorizationOperation:
         headers = dict(scope.get("headers") or ())
         signed = self.signed and b"authorization" not in headers and b"webhook-signature" in headers
         workspace = self._workspace(scope)
-        body = bytearray()
-        if signed or (workspace is None and self.workspace_field):
+        from_body = workspace is None and self.workspace_field is not None
+        if signed or from_body:  # the body is kept as it passes by only where the admission reads it
+            body = bytearray()
             receive = _copying(receive, body)
-        if workspace is None and self.workspace_field:
-            workspace = BodyField(body, self.workspace_field)
+            if from_body:
+                workspace = BodyField(body, self.workspace_field)
         if signed:
             admission = SignedAdmission(body, {name.decode(): headers.get(name, b"").decode("latin-1")
                                                for name in SIGNATURE_HEADERS},

@@ -16,7 +16,16 @@ from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from starlette.exceptions import HTTPException
 from starlette.routing import compile_path
 
-from models.kernel.errors import DomainError
+from models.kernel.errors import (
+    DomainError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    RateLimited,
+    Unauthenticated,
+    Unavailable,
+    UnsupportedMediaType,
+)
 
 from .request_context import request_id
 from .validation import shorten_name, validation_message
@@ -36,19 +45,15 @@ _DEFAULT_MESSAGES = {
 
 
 # The code of a refusal that is no domain error (connexion's validation, routing, the body limit),
-# by its status; any other status is answered as "internal" would be, which no test lets happen.
+# by its status: the domain's kind of that status where there is one, so that both say the same;
+# any other status is answered as "internal" would be, which no test lets happen.
 STATUS_CODES = {
-    400: "validation_failed",
-    401: "unauthenticated",
-    403: "forbidden",
-    404: "not_found",
+    **{kind.status: kind.code for kind in (InvalidInput, Unauthenticated, Forbidden, NotFound, UnsupportedMediaType,
+                                           RateLimited, Unavailable)},
     405: "method_not_allowed",
     408: "request_timeout",
     413: "payload_too_large",
-    415: "unsupported_media_type",
-    429: "rate_limited",
     500: "internal",
-    503: "unavailable",
 }
 
 # Codes of refusals that no status names alone: a request that is not HTTP (api.http_protocol) and a

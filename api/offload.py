@@ -1,4 +1,5 @@
-"""What async handlers (those that must not hold a handler thread while they wait) hand to threads."""
+"""What async code of the API (handlers and the test-fire that must not hold a handler thread while
+they wait) hands to threads."""
 from __future__ import annotations
 
 import anyio.to_thread

@@ -22,6 +22,7 @@ from models.webhooks import outbox, subscriptions
 
 from . import webhook_delivery
 from .claiming_threads import ClaimingThreads
+from .offload import in_session
 
 log = logging.getLogger("api.webhooks")
 POLL_S = 0.5
@@ -55,21 +56,14 @@ async def test_fire(*, workspace_id: str, subscription_id: str) -> tuple[outbox.
     """A signed ping to the subscription's receiver, sent now, and its event as the delivery log
     keeps it. The wait for the receiver holds neither a handler thread nor a database connection:
     each step with the database runs in a thread of its own session, the POST in another."""
-    job = await _in_session(outbox.start_ping, workspace_id=workspace_id, subscription_id=subscription_id,
+    job = await in_session(outbox.start_ping, workspace_id=workspace_id, subscription_id=subscription_id,
                             lease_s=lease_s(TEST_TIMEOUT_S))
     outcome = await anyio.to_thread.run_sync(send, job, TEST_TIMEOUT_S, limiter=_test_senders())
     if outcome is None:  # deleted meanwhile
         raise NotFound(f"No webhook subscription {subscription_id} in this workspace.")
-    await _in_session(outbox.record, job=job, outcome=outcome, retry_base_s=0)
-    event = await _in_session(outbox.get_event, workspace_id=workspace_id, event_id=job.event_id)
+    await in_session(outbox.record, job=job, outcome=outcome, retry_base_s=0)
+    event = await in_session(outbox.get_event, workspace_id=workspace_id, event_id=job.event_id)
     return outcome, event.event
-
-
-async def _in_session(function, /, **kwargs):
-    def run():
-        with session():
-            return function(**kwargs)
-    return await anyio.to_thread.run_sync(run)
 
 
 _limiter: anyio.CapacityLimiter | None = None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from api.envelope import ok
 from models.kernel.errors import InvalidInput
 
 
@@ -42,3 +43,9 @@ def id_list(values: list[str], field: str) -> list[str]:
     if not all(ids):
         raise InvalidInput(f"{field} must list ids separated by commas, none of them blank.")
     return ids
+
+
+def deleted(resource_id: str | int, message: str, **more):
+    """The answer of every DELETE: ``{id, deleted: true}`` (the contract's Deleted), with ``more``
+    where an operation says more of what went."""
+    return ok({"id": resource_id, "deleted": True, **more}, message)

@@ -14,7 +14,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import FileResponse, MalformedRangeHeader, RangeNotSatisfiable
 
 from api.envelope import ok
-from handlers.offload import in_session
+from api.offload import in_session
 from handlers.wire import iso
 from models.calls import calls, recordings
 from models.kernel.errors import DomainError, InvalidInput

@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.responses import StreamingResponse
 
 from api.envelope import ok
-from handlers.wire import iso, naive_utc
+from handlers.wire import deleted, iso, naive_utc
 from models.calls import calls, export
 from models.calls.calls import CallDetail, CallFilter, CallRecord
 from models.identity.principal import Principal
@@ -71,7 +71,8 @@ def call_filter(principal: Principal, *, agentId=None, status=None, callType=Non
                 until=None, tag=None, customer=None, q=None, sortBy="startedAt", sortOrder="desc") -> CallFilter:
     if customer is not None and export.PII not in principal.permissions:
         # Else a caller without it could find out whose number called, one guess at a time.
-        raise Forbidden(f"Filtering by customer number needs the permission {export.PII}, which the caller does not have.")
+        raise Forbidden(f"Filtering by customer number needs the permission {export.PII}, "
+                        "which the caller does not have.")
     return CallFilter(agent_id=agentId, status=status, call_type=callType,
                       started_from=naive_utc(since, "since"), started_to=naive_utc(until, "until"),
                       tag=tag, customer=customer, search=q, sort_by=sortBy, descending=sortOrder == "desc")
@@ -81,7 +82,8 @@ def call_filter(principal: Principal, *, agentId=None, status=None, callType=Non
 def list_calls(workspaceId: str, principal, limit: int = 20, offset: int = 0, agentId=None, status=None,
                callType=None, since=None, until=None, tag=None, customer=None, q=None,
                sortBy="startedAt", sortOrder="desc"):
-    filters = call_filter(principal, agentId=agentId, status=status, callType=callType, since=since, until=until, tag=tag, customer=customer, q=q, sortBy=sortBy,
+    filters = call_filter(principal, agentId=agentId, status=status, callType=callType, since=since, until=until,
+                          tag=tag, customer=customer, q=q, sortBy=sortBy,
                           sortOrder=sortOrder)
     page = calls.list_calls(workspace_id=workspaceId, filters=filters, limit=limit, offset=offset)
     return ok({"calls": [summary_shape(call, tags, principal) for call, tags in page.items],
@@ -94,7 +96,7 @@ def get_call(callId: str, workspaceId: str, principal):
 
 def delete_call(callId: str, workspaceId: str):
     calls.delete_call(workspace_id=workspaceId, call_id=callId)
-    return ok({"id": callId, "deleted": True}, "Call deleted")
+    return deleted(callId, "Call deleted")
 
 
 def _export_row(call: CallRecord, tags: list[str], transcript: str | None, principal: Principal) -> dict:

@@ -3,7 +3,7 @@ updateInsight, deleteInsight) and their wire shape."""
 from __future__ import annotations
 
 from api.envelope import ok
-from handlers.wire import iso
+from handlers.wire import deleted, iso
 from models.calls import insights
 from models.calls.insights import FieldRecord
 
@@ -38,4 +38,4 @@ def update_insight(workspaceId: str, insightId: int, body: dict):
 
 def delete_insight(workspaceId: str, insightId: int):
     insights.delete_field(workspace_id=workspaceId, field_id=insightId)
-    return ok({"id": insightId, "deleted": True}, "Field deleted")
+    return deleted(insightId, "Field deleted")

@@ -3,7 +3,7 @@ operations written once for either kind (handlers.agents and handlers.workflows 
 from __future__ import annotations
 
 from api.envelope import ok
-from handlers.wire import iso
+from handlers.wire import deleted, iso
 from models.configs import entities
 from models.configs.entities import EntityDetail, EntityRecord
 
@@ -57,4 +57,4 @@ class EntityHandlers:
 
     def delete(self, entity_id: str, workspace_id: str):
         entities.delete(self.model, workspace_id=workspace_id, entity_id=entity_id)
-        return ok({"id": entity_id, "deleted": True}, f"{self.label} deleted")
+        return deleted(entity_id, f"{self.label} deleted")

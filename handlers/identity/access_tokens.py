@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from api.envelope import ok
-from handlers.wire import iso
+from handlers.wire import deleted, iso
 from models.identity import access_tokens
 from models.identity.access_tokens import TokenRecord
 
@@ -28,4 +28,4 @@ def create_access_token(body: dict, principal):
 
 def revoke_access_token(tokenId: str, principal):
     access_tokens.revoke(principal, token_id=tokenId)
-    return ok({"id": tokenId, "deleted": True}, "Access token revoked; it stops working at once")
+    return deleted(tokenId, "Access token revoked; it stops working at once")

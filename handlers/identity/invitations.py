@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from api.envelope import ok
-from handlers.wire import iso
+from handlers.wire import deleted, iso
 from models.identity import invitations
 from models.identity.invitations import InvitationRecord
 from models.kernel.db import utcnow
@@ -34,7 +34,7 @@ def resend_invitation(workspaceId: str, invitationId: str, principal):
 
 def revoke_invitation(workspaceId: str, invitationId: str):
     record = invitations.revoke(workspace_id=workspaceId, invitation_id=invitationId)
-    return ok({"id": record.id, "deleted": True, "invitation": invitation_shape(record)}, "Invitation revoked")
+    return deleted(record.id, "Invitation revoked", invitation=invitation_shape(record))
 
 
 def accept_invitation(body: dict):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from api.audit_trail import note
 from api.envelope import ok
-from handlers.wire import iso
+from handlers.wire import deleted, iso
 from models.identity import members
 from models.identity.members import MemberRecord
 
@@ -31,10 +31,11 @@ def update_member_role(workspaceId: str, userId: str, body: dict, principal):
 def remove_member(workspaceId: str, userId: str, principal):
     keys = members.remove(principal, workspace_id=workspaceId, user_id=userId)
     note(deletedApiKeys=keys)
-    return ok({"id": userId, "deleted": True, "userId": userId, "deletedApiKeys": keys}, "Member removed; their API keys of this workspace are deleted")
+    return deleted(userId, "Member removed; their API keys of this workspace are deleted", userId=userId,
+                   deletedApiKeys=keys)
 
 
 def leave_workspace(workspaceId: str, principal):
     keys = members.remove(principal, workspace_id=workspaceId, user_id=principal.user_id, leaving=True)
     note(deletedApiKeys=keys)
-    return ok({"id": principal.user_id, "deleted": True, "userId": principal.user_id, "deletedApiKeys": keys}, "You left the workspace")
+    return deleted(principal.user_id, "You left the workspace", userId=principal.user_id, deletedApiKeys=keys)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from api.envelope import ok
-from handlers.wire import iso
+from handlers.wire import deleted, iso
 from models.identity import roles
 from models.identity.roles import RoleRecord
 
@@ -37,4 +37,4 @@ def update_role(workspaceId: str, roleId: str, body: dict, principal):
 
 def delete_role(workspaceId: str, roleId: str):
     roles.delete_role(workspace_id=workspaceId, role_id=roleId)
-    return ok({"id": roleId, "deleted": True}, "Role deleted")
+    return deleted(roleId, "Role deleted")

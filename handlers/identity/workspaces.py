@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from api.envelope import ok
-from handlers.wire import iso
+from handlers.wire import deleted, iso
 from models.identity import workspaces
 from models.identity.workspaces import WorkspaceRecord
 
@@ -39,4 +39,4 @@ def update_workspace(workspaceId: str, body: dict, principal):
 
 def delete_workspace(workspaceId: str, confirmName: str, principal):
     name = workspaces.delete(principal, workspace_id=workspaceId, confirm_name=confirmName)
-    return ok({"id": workspaceId, "deleted": True, "name": name}, "Workspace deleted, with everything in it")
+    return deleted(workspaceId, "Workspace deleted, with everything in it", name=name)

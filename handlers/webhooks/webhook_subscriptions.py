@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from api import webhook_worker
 from api.envelope import ok
-from handlers.wire import iso
+from handlers.wire import deleted, iso
 from models.webhooks import outbox, subscriptions
 from models.webhooks.subscriptions import SubscriptionRecord
 
@@ -47,7 +47,7 @@ def update_webhook_subscription(workspaceId: str, subscriptionId: str, body: dic
 
 def delete_webhook_subscription(workspaceId: str, subscriptionId: str):
     subscriptions.delete(workspace_id=workspaceId, subscription_id=subscriptionId)
-    return ok({"id": subscriptionId, "deleted": True}, "Webhook subscription deleted, with its events and their delivery log")
+    return deleted(subscriptionId, "Webhook subscription deleted, with its events and their delivery log")
 
 
 def rotate_webhook_subscription_secret(workspaceId: str, subscriptionId: str, body: dict | None = None):

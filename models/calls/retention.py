@@ -56,10 +56,10 @@ def purge_due(*, now: datetime | None = None) -> dict[str, Purged]:
             outcome = purge(workspace_id=workspace_id, now=now, older_than_days=days)
             if outcome.deleted.calls:
                 done[workspace_id] = outcome.deleted
-                audit_log.record(workspace_ids=[workspace_id], actor=audit_log.SYSTEM, operation_id="scheduledRetentionPurge",
-                             resource_type="calls", resource_id=None, now=now,
-                             changes={"olderThanDays": days, "cutoff": outcome.cutoff.isoformat() + "Z",
-                                      "deleted": outcome.deleted._asdict()})
+                audit_log.record(workspace_ids=[workspace_id], actor=audit_log.SYSTEM,
+                                 operation_id="scheduledRetentionPurge", resource_type="calls", resource_id=None,
+                                 now=now, changes={"olderThanDays": days, "cutoff": outcome.cutoff.isoformat() + "Z",
+                                                   "deleted": outcome.deleted._asdict()})
         return done
     finally:
         if is_postgres():

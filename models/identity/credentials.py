@@ -110,8 +110,8 @@ def authenticate(secret: str, *, workspace_id: str | None = None, now: datetime 
 
 def authenticate_and_count(secret: str, *, workspace_id: str | None, policy: Policy) -> tuple[Principal, Decision | None]:
     """``authenticate``, then the request counted against the credential's limit under ``policy``
-    (models.identity.rate_limits.consume): None when no limit applies. One statement on PostgreSQL, two on
-    SQLite, whose INSERT cannot stand in a WITH."""
+    (models.identity.rate_limits.consume): None when no limit applies. One statement on PostgreSQL,
+    two on SQLite, whose INSERT cannot stand in a WITH."""
     clock = time.time()
     now = datetime.fromtimestamp(clock, timezone.utc).replace(tzinfo=None)
     minute, day = windows(clock)
