@@ -139,7 +139,7 @@ def tag_name(value: str, field: str = "name") -> str:
     return name
 
 
-def ingest(report: Report, *, subscribers: tuple[Subscriber, ...] = ()) -> Ingested:
+def ingest(report: Report, *, subscribers: tuple[Subscriber, ...]) -> Ingested:
     """Record ``report`` as a call of its workspace, once: a redelivery of the same report changes
     nothing; a different report for a recorded callId is a Conflict naming the fields that differ.
     A new call's ``subscribers`` (what a recorded call triggers: models.call_recorded) run in its

@@ -20,7 +20,7 @@ def test_a_call_is_charged_per_started_minute(duration_ms, minutes):
 
 
 def test_a_call_is_debited_once_however_often_its_report_comes(db):
-    from models.call_recorded import record as ingest
+    from models.call_recorded import record
     from models.calls.calls import Report, delete_call
     owner = factories.workspace()
     started = utcnow() - timedelta(minutes=5)
@@ -29,15 +29,15 @@ def test_a_call_is_debited_once_however_often_its_report_comes(db):
                     status="completed", call_end_reason_category="customer", ended_reason=None, customer=None,
                     recording_url=None, summary=None, transcript=None, sent_at=None, structured_data={}, tags=[], raw={})
     with session():
-        ingest(report)
-        ingest(report)  # a redelivery
+        record(report)
+        record(report)  # a redelivery
         entries = credits.list_entries(workspace_id=owner.workspace_id, limit=10, offset=0).items
         assert [(e.kind, e.amount, e.quantity, e.unit, e.reference) for e in entries] == [
             ("call", -2, 2, "minutes", f"call:{report.call_id}")]
         assert credits.balance(owner.workspace_id) == -2
         # Deleted, then reported again: the call is recorded anew, but it was paid for.
         delete_call(workspace_id=owner.workspace_id, call_id=report.call_id)
-        assert ingest(report)
+        assert record(report)
         assert credits.ledger_sum(owner.workspace_id) == credits.balance(owner.workspace_id) == -2
 
 
