@@ -290,9 +290,48 @@ class _ValidationOnce(RequestValidationOperation):
 
     async def __call__(self, scope, receive, send):
         if self._takes_body:
+            self._require_content_type(scope)
             return await super().__call__(scope, receive, send)
         self._parameters.validate(scope)
         await self.next_app(scope, receive, send)
+
+    def validate_mime_type(self, mime_type: str) -> None:
+        try:
+            super().validate_mime_type(mime_type)
+        except UnsupportedMediaTypeProblem:
+            raise UnsupportedMediaTypeProblem(
+                detail=f"Content-Type {shorten_name(mime_type)} is not accepted here; send {_accepted(self._operation)}."
+            ) from None
+
+    def _require_content_type(self, scope) -> None:
+        """A body must say what it is. Connexion would guess the first media type the operation
+        accepts and validate the body as such, while the handler, reading the header itself, would
+        be given raw bytes; so a body without a Content-Type is refused, on every operation alike.
+        A request with no body at all needs none: it is the same as an empty JSON body."""
+        headers = scope["headers"]
+        if any(name.lower() == b"content-type" for name, _ in headers):
+            return
+        if not _has_body(headers):
+            # Said as the operation's first concrete media type, so that every layer reads it alike.
+            concrete = [media for media in self._operation.consumes if "*" not in media]
+            scope["headers"] = [*headers, (b"content-type", concrete[0].encode("latin-1"))]
+            return
+        raise UnsupportedMediaTypeProblem(
+            detail=f"The request has a body but no Content-Type header; send it as {_accepted(self._operation)}.")
+
+
+def _has_body(headers) -> bool:
+    for name, value in headers:
+        name = name.lower()
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"", b"0")):
+            return True
+    return False
+
+
+def _accepted(operation) -> str:
+    """The media types an operation takes, in words: "application/json", "audio/wav or ..."."""
+    types = list(operation.consumes)
+    return types[0] if len(types) == 1 else ", ".join(types[:-1]) + " or " + types[-1]
 
 
 class _ValidationOnceAPI(RequestValidationAPI):

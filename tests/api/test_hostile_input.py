@@ -156,6 +156,49 @@ def test_a_body_nested_past_the_bound_is_400_before_anything_recursive_reads_it(
         assert_refused(send(platform, op, owner, raw=raw), "nested too deeply", str(MAX_BODY_DEPTH))
 
 
+# Every operation that takes a body, uploads included: each says what its body is.
+ANY_BODY_OPERATIONS = [o for o in OPERATIONS if "requestBody" in o.spec]
+
+
+def send_typed(platform, op: Operation, owner, content_type: str | None, body: bytes | None = None):
+    """The operation's example request, its body as ``body`` (the example's own by default)
+    with ``content_type`` as its Content-Type, or none at all."""
+    default_path, default_query, default_body = example_request(op, owner.workspace_id, largest_body=True)
+    content = encoded(op, default_body)[0] if body is None else body
+    headers = {**owner.headers, **({"Content-Type": content_type} if content_type else {})}
+    return platform.client.request(op.method.upper(), "/api/v2" + default_path, params=default_query,
+                                   headers=headers, content=content)
+
+
+def assert_unsupported(response, op: Operation) -> None:
+    assert response.status_code == 415, response.text
+    data = response.json()["data"]
+    assert data["code"] == "unsupported_media_type", data
+    for media in op.spec["requestBody"]["content"]:
+        assert media in data["message"], data["message"]
+
+
+@pytest.mark.parametrize("op", ANY_BODY_OPERATIONS, ids=[o.operation_id for o in ANY_BODY_OPERATIONS])
+def test_a_body_without_a_content_type_or_of_another_type_is_415_naming_the_accepted_types(platform, op):
+    owner = platform.workspace()
+    for content_type in (None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
+                         "application/merge-patch+json", "nonsense"):
+        assert_unsupported(send_typed(platform, op, owner, content_type), op)
+    # The same body said as what it is gets past the media type (to whatever its example meets).
+    declared = encoded(op, example_request(op, owner.workspace_id, largest_body=True)[2])[1]["Content-Type"]
+    response = send_typed(platform, op, owner, declared)
+    assert response.status_code not in (415, 500), response.text
+
+
+@pytest.mark.parametrize("op", ANY_BODY_OPERATIONS, ids=[o.operation_id for o in ANY_BODY_OPERATIONS])
+def test_no_body_and_no_content_type_is_answered_as_an_empty_body_of_the_declared_type(platform, op):
+    owner = platform.workspace()
+    declared = encoded(op, example_request(op, owner.workspace_id, largest_body=True)[2])[1]["Content-Type"]
+    untyped, typed = (send_typed(platform, op, owner, content_type, body=b"") for content_type in (None, declared))
+    assert untyped.status_code == typed.status_code and untyped.status_code not in (415, 500), untyped.text
+    assert untyped.json()["data"].get("code") == typed.json()["data"].get("code")
+
+
 def nested(depth: int):
     """``depth`` containers, one inside the other, as a body's field value (the body adds one)."""
     value = []

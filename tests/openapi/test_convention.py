@@ -251,6 +251,13 @@ def _error_codes_the_code_emits() -> set[str]:
     return {kind.code for kind in kinds} | set(STATUS_CODES.values()) | set(OTHER_CODES)
 
 
+@pytest.mark.parametrize("op", [o for o in OPERATIONS if "requestBody" in o.spec],
+                         ids=[o.operation_id for o in OPERATIONS if "requestBody" in o.spec])
+def test_every_operation_taking_a_body_answers_415(op):
+    """A body without a Content-Type, or of another type, is refused (api.validation)."""
+    assert "415" in op.spec["responses"], f"{op.operation_id} takes a body but lists no 415"
+
+
 def test_the_error_codes_listed_are_those_the_code_emits():
     listed = yaml.safe_load(SHARED_SCHEMAS.read_text())["ErrorCode"]["enum"]
     assert len(listed) == len(set(listed))
