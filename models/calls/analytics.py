@@ -18,6 +18,7 @@ from models.calls.tables import AgentInsight, StructuredField
 from models.configs.tables import Agent
 from models.kernel.db import database, is_postgres
 from models.kernel.errors import InvalidInput
+from models.kernel.scoping import same_workspace
 
 GRANULARITIES = ("hour", "day", "month")
 MAX_BUCKETS = 10_000
@@ -222,7 +223,7 @@ def _fields(workspace_id: str, agent_id: str | None, field_ids: list[int] | None
         return [FieldInfo(*row, agent_id, named[0] if named else None) for row in rows]
     assigned: dict[int, list[tuple[str, str]]] = {}
     query = (AgentInsight.in_workspace(workspace_id, AgentInsight.field, AgentInsight.agent, Agent.name)
-             .join(Agent, on=(Agent.id == AgentInsight.agent)).where(AgentInsight.field.in_([row[0] for row in rows])))
+             .join(Agent, on=same_workspace(Agent.id == AgentInsight.agent, Agent, AgentInsight)).where(AgentInsight.field.in_([row[0] for row in rows])))
     for field_id, agent, name in query.tuples():
         assigned.setdefault(field_id, []).append((agent, name))
     return [FieldInfo(*row, *(agents[0] if len(agents := assigned.get(row[0], [])) == 1 else (None, None)))

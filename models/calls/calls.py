@@ -33,6 +33,7 @@ from models.configs.tables import Agent
 from models.kernel.db import database, is_postgres, session, unit_of_work, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
+from models.kernel.scoping import same_workspace
 from models.kernel.sql import Statement, with_parameters
 
 # ---------------------------------------------------------------------------------------------
@@ -272,7 +273,7 @@ def _summary_columns():
 
 
 def _with_agent(query):
-    return query.join_from(Call, Agent, JOIN.LEFT_OUTER, on=(Agent.id == Call.agent_id))
+    return query.join_from(Call, Agent, JOIN.LEFT_OUTER, on=same_workspace(Agent.id == Call.agent_id, Agent, Call))
 
 
 def _sort_column(f: CallFilter):

@@ -20,6 +20,7 @@ from models.configs.tables import Agent
 from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
+from models.kernel.scoping import same_workspace
 from models.kernel.sql import Prepared
 
 FIELD_TYPES = ("string", "number", "boolean", "enum")
@@ -157,7 +158,7 @@ def agent_fields(*, workspace_id: str, agent_id: str) -> list[FieldRecord]:
     """The fields an agent's calls carry, in the order of their ids."""
     _agent_exists(workspace_id, agent_id)
     rows = (StructuredField.in_workspace(workspace_id, *_FIELD_COLUMNS)
-            .join(AgentInsight, on=(AgentInsight.field == StructuredField.id))
+            .join(AgentInsight, on=same_workspace(AgentInsight.field == StructuredField.id, AgentInsight, StructuredField))
             .where(AgentInsight.agent == agent_id).order_by(StructuredField.id).tuples())
     return [FieldRecord(*row[:4], _json(row[4]), *row[5:]) for row in rows]
 
@@ -283,7 +284,7 @@ def values_by_call(*, workspace_id: str, call_ids: list[str]) -> dict[str, dict]
         return {}
     rows = (CallValue.in_workspace(workspace_id, CallValue.call, StructuredField.name, StructuredField.type,
                                    CallValue.number_value, CallValue.boolean_value, CallValue.text_value)
-            .join(StructuredField, on=(StructuredField.id == CallValue.field))
+            .join(StructuredField, on=same_workspace(StructuredField.id == CallValue.field, StructuredField, CallValue))
             .where(CallValue.call.in_(call_ids)).order_by(CallValue.field).tuples())
     found: dict[str, dict] = {}
     for call_id, name, type_, number, boolean, text in rows:

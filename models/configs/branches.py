@@ -32,6 +32,7 @@ from models.identity.principal import Principal
 from models.kernel.db import utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
+from models.kernel.scoping import same_workspace
 from models.kernel.sql import Prepared
 
 # The versions list carries the open branches: the most recently updated ones, at most this many.
@@ -70,8 +71,8 @@ def _of_entity(workspace_id, entity_type, entity_id, *columns):
 
 def _with_numbers(workspace_id, entity_type, entity_id):
     return (_of_entity(workspace_id, entity_type, entity_id, *_COLUMNS)
-            .join_from(Branch, _BASE, JOIN.LEFT_OUTER, on=(_BASE.id == Branch.base_version_id))
-            .join_from(Branch, _HEAD, JOIN.LEFT_OUTER, on=(_HEAD.id == Branch.head_version_id)))
+            .join_from(Branch, _BASE, JOIN.LEFT_OUTER, on=same_workspace(_BASE.id == Branch.base_version_id, _BASE, Branch))
+            .join_from(Branch, _HEAD, JOIN.LEFT_OUTER, on=same_workspace(_HEAD.id == Branch.head_version_id, _HEAD, Branch)))
 
 
 _NEWEST_FIRST = (Branch.created_at.desc(), Branch.id.desc())

@@ -19,6 +19,7 @@ from models.identity.principal import Principal
 from models.kernel.db import utcnow
 from models.kernel.errors import InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
+from models.kernel.scoping import same_workspace
 from models.kernel.sql import Prepared
 
 
@@ -53,8 +54,8 @@ def _joined(model, workspace_id, *extra):
     """The entity with the numbers (and ``extra`` columns) of its head and published versions."""
     head, live = Version.alias(), Version.alias()
     return (model.in_workspace(workspace_id, *_columns(model, head, live), *(column(head, live) for column in extra))
-            .join_from(model, head, JOIN.LEFT_OUTER, on=(head.id == model.head_version_id))
-            .join_from(model, live, JOIN.LEFT_OUTER, on=(live.id == model.published_version_id)))
+            .join_from(model, head, JOIN.LEFT_OUTER, on=same_workspace(head.id == model.head_version_id, head, model))
+            .join_from(model, live, JOIN.LEFT_OUTER, on=same_workspace(live.id == model.published_version_id, live, model)))
 
 
 _EntityWithConfigs = NamedTuple("_EntityWithConfigs", [*EntityRecord.__annotations__.items(), ("config", dict),

@@ -22,7 +22,7 @@ from models.identity.tables import ApiKey, Membership, User, WorkspaceRole
 from models.kernel.db import database
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
-from models.kernel.scoping import Workspace
+from models.kernel.scoping import Workspace, same_workspace
 
 
 class MemberRecord(NamedTuple):
@@ -41,7 +41,7 @@ _COLUMNS = (_M.user, _U.email, _U.display_name, _U.is_active, _M.role, _R.name, 
 
 def _joined(query):
     return (query.join(_U, on=(_U.id == _M.user))
-            .join(_R, JOIN.LEFT_OUTER, on=((_R.id == _M.role) & (_R.workspace == _M.workspace))))
+            .join(_R, JOIN.LEFT_OUTER, on=same_workspace(_R.id == _M.role, _R, _M)))
 
 
 _PAGE = PageQuery(

@@ -4,6 +4,11 @@ Every resource that belongs to a workspace (API keys now; agents, calls, campaig
 come) derives from ``WorkspaceScoped`` and is read through ``in_workspace``, never through a bare
 ``select()``: a query that forgot its workspace would show one customer's data to another.
 tests/models/test_scoping.py fails on a bare ``select()`` of a scoped model in models/.
+
+A join follows a stored reference, and a reference may name an id another workspace made up (an
+end-of-call-report may name any agentId): every join onto a scoped row says ``same_workspace``, so
+that a foreign id joins nothing, as an unknown one would. tests/models/test_scoping.py fails on a
+join of a scoped model that does not.
 """
 from __future__ import annotations
 
@@ -34,3 +39,9 @@ class WorkspaceScoped(BaseModel):
     def in_workspace(cls, workspace_id: str, *columns):
         """``SELECT columns FROM <this model> WHERE workspace_id = workspace_id``, to refine further."""
         return cls.select(*columns).where(cls.workspace == workspace_id)
+
+
+def same_workspace(condition, joined, row):
+    """The join ``condition`` of the scoped ``joined`` (a model or an alias of one) onto ``row``'s
+    scoped model, held to the rows of one workspace."""
+    return condition & (joined.workspace == row.workspace)
