@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import zlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Callable, NamedTuple
 
 from peewee import (
@@ -43,6 +43,18 @@ SORT_COLUMNS = ("startedAt", "durationMs")
 TAG_MAX_CHARS = 64
 # A report's fields that differ in a retried delivery of the same call: not a conflict.
 _DELIVERY_FIELDS = frozenset({"timestamp"})
+# How far a report's durationMs may stray from endedAt - startedAt: the larger of the two. A runtime
+# may time the call from the answer rather than the dial, a few seconds apart; a figure further off
+# is not the call the times describe, and it is what credits are debited by.
+DURATION_SLACK_MS = 5_000
+DURATION_SLACK_SHARE = 0.1
+_max_duration_ms = 86_400_000.0
+
+
+def configure(*, max_duration_s: float) -> None:
+    """The longest call a report may describe (MAX_CALL_DURATION_S)."""
+    global _max_duration_ms
+    _max_duration_ms = max_duration_s * 1000
 
 
 class Report(NamedTuple):
@@ -146,8 +158,7 @@ def ingest(report: Report, *, subscribers: tuple[Subscriber, ...]) -> Ingested:
     transaction, in order, so that none of their effects exists without the call nor the call
     without them; each returns its warnings. Returns after the commit, so an acknowledged report is
     never lost."""
-    if report.ended_at < report.started_at:
-        raise InvalidInput("endedAt must not be before startedAt.")
+    _check_duration(report)
     tags = _unique_tags(report.tags)
     warnings = []
     # A unit of work of its own when called outside one: what the subscribers defer with
@@ -207,6 +218,24 @@ def _shard(call_id: str) -> int:
 def _insert_tags(count: int) -> Statement:
     return Statement("INSERT INTO call_tag (workspace_id, call_id, name, name_key, created_at) VALUES "
                      + ", ".join(["({p}, {p}, {p}, {p}, {p})"] * count))
+
+
+def _check_duration(report: Report) -> None:
+    """InvalidInput naming the field, unless the call's times run forward, neither its span nor its
+    durationMs passes the longest call, and the two agree within the slack."""
+    if report.ended_at < report.started_at:
+        raise InvalidInput("endedAt must not be before startedAt.")
+    bound = f"{_max_duration_ms:.0f} ms ({_max_duration_ms / 3_600_000:g} h, MAX_CALL_DURATION_S)"
+    span_ms = (report.ended_at - report.started_at) / timedelta(milliseconds=1)
+    if span_ms > _max_duration_ms:
+        raise InvalidInput(f"endedAt must be at most {bound} after startedAt; {span_ms:.0f} ms given.")
+    if report.duration_ms > _max_duration_ms:
+        raise InvalidInput(f"durationMs must be at most {bound}; {report.duration_ms:.0f} given.")
+    slack_ms = max(DURATION_SLACK_MS, DURATION_SLACK_SHARE * span_ms)
+    if abs(report.duration_ms - span_ms) > slack_ms:
+        raise InvalidInput(f"durationMs ({report.duration_ms:.0f}) must agree with endedAt - startedAt "
+                           f"({span_ms:.0f} ms) within {slack_ms:.0f} ms (5 s or 10% of the span, "
+                           "whichever is larger).")
 
 
 def _unique_tags(names: list[str]) -> list[str]:

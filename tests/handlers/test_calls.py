@@ -60,7 +60,7 @@ def test_a_redelivery_changes_nothing_and_a_different_report_is_a_conflict_namin
     post_report(platform, api.actor, body)
     again = post_report(platform, api.actor, {**body, "timestamp": "2030-01-01T00:00:00Z"})
     assert again["result"]["created"] is False
-    changed = post_report(platform, api.actor, {**body, "summary": "Another.", "durationMs": 1}, expect=409)
+    changed = post_report(platform, api.actor, {**body, "summary": "Another.", "durationMs": 41_000}, expect=409)
     assert "durationMs, summary" in changed["message"]
     assert changed["result"]["differingFields"] == ["durationMs", "summary"]
     assert post_report(platform, api.actor, {**body, "durationMs": 42000.5}, expect=409)
@@ -127,6 +127,52 @@ def test_boundaries_zero_duration_and_end_equal_to_start_are_accepted_end_before
     before = factories.report(api.actor)
     before["endedAt"] = (datetime.fromisoformat(before["startedAt"]) - timedelta(seconds=1)).isoformat()
     assert "endedAt must not be before startedAt" in post_report(platform, api.actor, before, expect=400)["message"]
+
+
+def _lasting(actor, duration_ms: float, span: timedelta) -> dict:
+    """A report whose durationMs is ``duration_ms`` (None: left out) and whose endedAt is ``span``
+    after its startedAt."""
+    body = factories.report(actor, durationMs=duration_ms)
+    body["endedAt"] = (datetime.fromisoformat(body["startedAt"]) + span).isoformat()
+    return body
+
+
+def test_a_call_may_last_24_hours_and_not_a_millisecond_more_by_either_figure(platform):
+    api = owner(platform)
+    day = timedelta(hours=24)
+    post_report(platform, api.actor, _lasting(api.actor, 86_400_000, day))
+    longer = post_report(platform, api.actor, _lasting(api.actor, 86_400_001, day), expect=400)["message"]
+    assert longer.startswith("durationMs must be at most 86400000 ms (24 h, MAX_CALL_DURATION_S)")
+    spanned = _lasting(api.actor, 86_400_000, day + timedelta(milliseconds=1))
+    message = post_report(platform, api.actor, spanned, expect=400)["message"]
+    assert message.startswith("endedAt must be at most 86400000 ms (24 h, MAX_CALL_DURATION_S) after startedAt")
+    century = _lasting(api.actor, None, timedelta(days=36_525))  # durationMs left out: the span
+    assert "endedAt must be at most" in post_report(platform, api.actor, century, expect=400)["message"]
+    shorter = _lasting(api.actor, 86_400_000, timedelta(days=36_525))
+    assert "endedAt must be at most" in post_report(platform, api.actor, shorter, expect=400)["message"]
+    assert api("GET", "/call")["pagination"]["total"] == 1
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_call_duration_s": 60}])
+def test_the_longest_call_is_the_setting(platform):
+    api = owner(platform)
+    post_report(platform, api.actor, _lasting(api.actor, 60_000, timedelta(seconds=60)))
+    error = post_report(platform, api.actor, _lasting(api.actor, 60_001, timedelta(seconds=60)), expect=400)
+    assert "at most 60000 ms (0.0166667 h, MAX_CALL_DURATION_S)" in error["message"]
+
+
+@pytest.mark.parametrize("span_s, slack_ms", [(10, 5_000), (50, 5_000), (100, 10_000), (3_600, 360_000)])
+def test_durationMs_must_agree_with_the_times_within_5_s_or_a_tenth(platform, span_s, slack_ms):
+    api = owner(platform)
+    span, span_ms = timedelta(seconds=span_s), span_s * 1000
+    for duration_ms in (span_ms + slack_ms, max(0, span_ms - slack_ms)):
+        post_report(platform, api.actor, _lasting(api.actor, duration_ms, span))
+    for duration_ms in (span_ms + slack_ms + 1, span_ms - slack_ms - 1):
+        if duration_ms < 0:
+            continue
+        error = post_report(platform, api.actor, _lasting(api.actor, duration_ms, span), expect=400)
+        assert error["message"].startswith(f"durationMs ({duration_ms}) must agree with endedAt - startedAt "
+                                           f"({span_ms} ms) within {slack_ms} ms"), error
 
 
 def test_the_report_must_name_the_workspace_of_the_query(platform):
