@@ -68,12 +68,45 @@ def test_a_redelivery_changes_nothing_and_a_different_report_is_a_conflict_namin
     assert api("GET", "/call")["pagination"]["total"] == 1
 
 
-def test_a_call_id_of_another_workspace_is_a_conflict_that_tells_nothing_of_it(platform):
+def test_a_call_id_of_another_workspace_is_recorded_under_an_id_of_its_own_and_tells_nothing_of_it(platform):
     first, second = owner(platform), owner(platform)
     body = factories.report(first.actor)
     post_report(platform, first.actor, body)
-    clash = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id}, expect=409)
-    assert clash["result"] is None and "another call" in clash["message"]
+    kept = first("GET", f"/call/{body['callId']}")["call"]
+    fresh = post_report(platform, second.actor, factories.report(second.actor))
+    clash = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id})
+    own_id = clash["result"]["callId"]
+    # What differs from the answer to a free id is the id, and the warning saying it was not used.
+    assert own_id != body["callId"] and str(uuid.UUID(own_id)) == own_id
+    assert clash["message"] == fresh["message"] and clash["result"]["created"] is fresh["result"]["created"] is True
+    assert clash["result"]["ingestWarnings"] == [f"callId {body['callId']} could not be used; the call is recorded "
+                                                 f"under {own_id}, the id to read it by."]
+    assert fresh["result"]["ingestWarnings"] == []
+    call = second("GET", f"/call/{own_id}")["call"]
+    assert call["workspaceId"] == second.actor.workspace_id and call["summary"] == body["summary"]
+    assert call["ingestWarnings"] == clash["result"]["ingestWarnings"]
+    second("GET", f"/call/{body['callId']}", expect=404)
+    assert first("GET", f"/call/{body['callId']}")["call"] == kept
+    again = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id})
+    assert again["result"] == {**clash["result"], "created": False}
+    assert second("GET", "/call")["pagination"]["total"] == 2 and first("GET", "/call")["pagination"]["total"] == 1
+    changed = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id,
+                                                   "summary": "Another."}, expect=409)
+    assert changed["result"] == {"callId": own_id, "differingFields": ["summary"]}
+
+
+def test_a_call_recorded_under_its_own_id_is_found_by_a_redelivery_once_the_call_id_is_free(platform):
+    first, second = owner(platform), owner(platform)
+    body = factories.report(first.actor)
+    post_report(platform, first.actor, body)
+    theirs = {**body, "workspaceId": second.actor.workspace_id}
+    own_id = post_report(platform, second.actor, theirs)["result"]["callId"]
+    first("DELETE", f"/call/{body['callId']}")
+    again = post_report(platform, second.actor, theirs)["result"]
+    assert again["callId"] == own_id and again["created"] is False
+    assert second("GET", "/call")["pagination"]["total"] == 1
+    entries = second("GET", "/workspace/credits/entries", kind="call")["entries"]
+    assert [entry["amount"] for entry in entries] == [-1]
 
 
 def test_concurrent_deliveries_of_one_report_record_one_call(platform):
