@@ -79,8 +79,8 @@ def test_a_call_id_of_another_workspace_is_recorded_under_an_id_of_its_own_and_t
     # What differs from the answer to a free id is the id, and the warning saying it was not used.
     assert own_id != body["callId"] and str(uuid.UUID(own_id)) == own_id
     assert clash["message"] == fresh["message"] and clash["result"]["created"] is fresh["result"]["created"] is True
-    assert clash["result"]["ingestWarnings"] == [f"callId {body['callId']} could not be used; the call is recorded "
-                                                 f"under {own_id}, the id to read it by."]
+    warning = f"callId {body['callId']} could not be used; the call is recorded under {own_id}, the id to read it by."
+    assert clash["result"]["ingestWarnings"] == [warning]
     assert fresh["result"]["ingestWarnings"] == []
     call = second("GET", f"/call/{own_id}")["call"]
     assert call["workspaceId"] == second.actor.workspace_id and call["summary"] == body["summary"]
