@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from models.billing import credits
-from models.calls import recordings
+from models.calls import calls, recordings
 from models.kernel import encryption
 from models.kernel.db import open_database, session
 from models.migrations import migrate
@@ -26,6 +26,7 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     credits.configure(credits.Prices(call_minute=settings.credits_per_call_minute,
                                      transcribed_second=settings.credits_per_transcribed_second),
                       enforced=settings.credits_enforced)
+    calls.configure(max_duration_s=settings.max_call_duration_s)
     open_database(settings.database_url, settings.data_dir, settings.db_pool_size, settings.db_pool_timeout_s)
     if migrate_schema:
         with session():

@@ -114,6 +114,9 @@ class Settings:
     credits_enforced: bool = False
     credits_per_call_minute: int = 1
     credits_per_transcribed_second: int = 1
+    # The longest call a report may describe (durationMs, and endedAt after startedAt): a
+    # report's figure is debited as it comes, so an unbounded one could empty any balance.
+    max_call_duration_s: float = 86400.0
 
     def handler_threads(self) -> int:
         """How many worker threads of one API process run handlers marked ``x-in-thread`` (those

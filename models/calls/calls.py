@@ -15,8 +15,9 @@ calls, the database reads 50,000 index entries), a keyset does not.
 from __future__ import annotations
 
 import functools
+import uuid
 import zlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Callable, NamedTuple
 
 from peewee import (
@@ -44,6 +45,18 @@ SORT_COLUMNS = ("startedAt", "durationMs")
 TAG_MAX_CHARS = 64
 # A report's fields that differ in a retried delivery of the same call: not a conflict.
 _DELIVERY_FIELDS = frozenset({"timestamp"})
+# How far a report's durationMs may stray from endedAt - startedAt: the larger of the two. A runtime
+# may time the call from the answer rather than the dial, a few seconds apart; a figure further off
+# is not the call the times describe, and it is what credits are debited by.
+DURATION_SLACK_MS = 5_000
+DURATION_SLACK_SHARE = 0.1
+_max_duration_ms = 86_400_000.0
+
+
+def configure(*, max_duration_s: float) -> None:
+    """The longest call a report may describe (MAX_CALL_DURATION_S)."""
+    global _max_duration_ms
+    _max_duration_ms = max_duration_s * 1000
 
 
 class Report(NamedTuple):
@@ -143,12 +156,13 @@ def tag_name(value: str, field: str = "name") -> str:
 def ingest(report: Report, *, subscribers: tuple[Subscriber, ...]) -> Ingested:
     """Record ``report`` as a call of its workspace, once: a redelivery of the same report changes
     nothing; a different report for a recorded callId is a Conflict naming the fields that differ.
-    A new call's ``subscribers`` (what a recorded call triggers: models.call_recorded) run in its
+    A callId that is already another workspace's call is not used: the call is recorded under an id
+    of its own (``own_call_id``), returned with a warning, and a redelivery finds it there. A new
+    call's ``subscribers`` (what a recorded call triggers: models.call_recorded) run in its
     transaction, in order, so that none of their effects exists without the call nor the call
     without them; each returns its warnings. Returns after the commit, so an acknowledged report is
     never lost."""
-    if report.ended_at < report.started_at:
-        raise InvalidInput("endedAt must not be before startedAt.")
+    _check_duration(report)
     tags = _unique_tags(report.tags)
     warnings = []
     # A unit of work of its own when called outside one: what the subscribers defer with
@@ -156,13 +170,25 @@ def ingest(report: Report, *, subscribers: tuple[Subscriber, ...]) -> Ingested:
     with unit_of_work(), database.atomic():
         if report.agent_id and _AGENT_EXISTS.one(report.workspace_id, report.agent_id) is None:
             warnings.append(f"agentId {report.agent_id} names no agent of this workspace; the call keeps the id.")
-        inserted = _INSERT_CALL.execute(
-            report.call_id, report.workspace_id, report.agent_id, report.call_type, report.status,
-            report.call_end_reason_category, report.ended_reason, report.customer, _stamp(report.started_at),
-            _stamp(report.ended_at), report.duration_ms, report.recording_url, report.summary, report.transcript,
-            _stamp(report.sent_at), _json(report.raw), _json(warnings), _stamp(utcnow())).rowcount
-        if not inserted:
-            return _redelivered(report)
+        own_id = own_call_id(report.workspace_id, report.call_id)
+        if _CALL_EXISTS.one(report.workspace_id, own_id) is not None:
+            # Recorded under its own id before: so it stays, even once the callId is free again.
+            report = report._replace(call_id=own_id)
+        if not _insert_call(report, warnings):
+            recorded = _redelivered(report)
+            if recorded is not None:
+                return recorded
+            # The callId is another workspace's call. Refusing it would tell this workspace that
+            # the id exists elsewhere: the call is recorded under its own id instead.
+            warnings.append(f"callId {report.call_id} could not be used; the call is recorded under "
+                            f"{own_id}, the id to read it by.")
+            report = report._replace(call_id=own_id)
+            if not _insert_call(report, warnings):
+                recorded = _redelivered(report)
+                if recorded is None:  # deleted this very moment, or an id made to collide with it
+                    raise Conflict(f"callId {report.call_id} cannot be recorded now; send the report again.")
+                return recorded
+        stored = len(warnings)
         _COUNT_CALLS.execute(report.workspace_id, _shard(report.call_id), 1)
         if tags:
             now = _stamp(utcnow())
@@ -170,9 +196,24 @@ def ingest(report: Report, *, subscribers: tuple[Subscriber, ...]) -> Ingested:
                                               (report.workspace_id, report.call_id, name, name.lower(), now)])
         for subscriber in subscribers:
             warnings += subscriber(report)
-        if len(warnings) > (1 if warnings and warnings[0].startswith("agentId") else 0):
+        if len(warnings) > stored:
             Call.update(ingest_warnings=warnings).where(Call.id == report.call_id).execute()
     return Ingested(report.call_id, True, warnings)
+
+
+def own_call_id(workspace_id: str, call_id: str) -> str:
+    """The id a workspace's call is recorded under when its callId is another workspace's: made
+    from the two, so that a redelivery finds the same call."""
+    return str(uuid.uuid5(_OWN_CALL_IDS, f"{workspace_id}/{call_id}"))
+
+
+def _insert_call(report: Report, warnings: list[str]) -> bool:
+    """False: a call has this id already (this workspace's or another's)."""
+    return bool(_INSERT_CALL.execute(
+        report.call_id, report.workspace_id, report.agent_id, report.call_type, report.status,
+        report.call_end_reason_category, report.ended_reason, report.customer, _stamp(report.started_at),
+        _stamp(report.ended_at), report.duration_ms, report.recording_url, report.summary, report.transcript,
+        _stamp(report.sent_at), _json(report.raw), _json(warnings), _stamp(utcnow())).rowcount)
 
 
 def outbound_payload(report: Report) -> dict:
@@ -180,7 +221,8 @@ def outbound_payload(report: Report) -> dict:
     included), with the fields it may have left out as the call was recorded (durationMs)."""
     recorded = {"callId": report.call_id, "workspaceId": report.workspace_id, "durationMs": report.duration_ms,
                 "startedAt": report.started_at.isoformat() + "Z", "endedAt": report.ended_at.isoformat() + "Z"}
-    return {**recorded, **report.raw, "type": "end-of-call-report"}
+    # callId: the id the call is recorded under, which the report's may not be (see ingest).
+    return {**recorded, **report.raw, "callId": report.call_id, "type": "end-of-call-report"}
 
 
 # Ingest runs on every report, so its inserts are compiled once (models.kernel.sql), not built by Peewee
@@ -196,6 +238,8 @@ _COUNT_CALLS = Statement("""
     ON CONFLICT (workspace_id, shard) DO UPDATE SET calls = call_count.calls + excluded.calls""")
 _COUNT_SHARDS = 16
 _AGENT_EXISTS = Statement("SELECT 1 FROM agent WHERE workspace_id = {p} AND id = {p}")
+_CALL_EXISTS = Statement("SELECT 1 FROM call WHERE workspace_id = {p} AND id = {p}")
+_OWN_CALL_IDS = uuid.UUID("5b0f6c1e-8a43-4d7e-9c2a-1f3e5d7b9a60")
 _json = Call.payload.db_value
 _stamp = Call.started_at.db_value
 
@@ -210,6 +254,24 @@ def _insert_tags(count: int) -> Statement:
                      + ", ".join(["({p}, {p}, {p}, {p}, {p})"] * count))
 
 
+def _check_duration(report: Report) -> None:
+    """InvalidInput naming the field, unless the call's times run forward, neither its span nor its
+    durationMs passes the longest call, and the two agree within the slack."""
+    if report.ended_at < report.started_at:
+        raise InvalidInput("endedAt must not be before startedAt.")
+    bound = f"{_max_duration_ms:.0f} ms ({_max_duration_ms / 3_600_000:g} h, MAX_CALL_DURATION_S)"
+    span_ms = (report.ended_at - report.started_at) / timedelta(milliseconds=1)
+    if span_ms > _max_duration_ms:
+        raise InvalidInput(f"endedAt must be at most {bound} after startedAt; {span_ms:.0f} ms given.")
+    if report.duration_ms > _max_duration_ms:
+        raise InvalidInput(f"durationMs must be at most {bound}; {report.duration_ms:.0f} given.")
+    slack_ms = max(DURATION_SLACK_MS, DURATION_SLACK_SHARE * span_ms)
+    if abs(report.duration_ms - span_ms) > slack_ms:
+        raise InvalidInput(f"durationMs ({report.duration_ms:.0f}) must agree with endedAt - startedAt "
+                           f"({span_ms:.0f} ms) within {slack_ms:.0f} ms (5 s or 10% of the span, "
+                           "whichever is larger).")
+
+
 def _unique_tags(names: list[str]) -> list[str]:
     seen, tags = set(), []
     for index, value in enumerate(names):
@@ -220,12 +282,13 @@ def _unique_tags(names: list[str]) -> list[str]:
     return tags
 
 
-def _redelivered(report: Report) -> Ingested:
+def _redelivered(report: Report) -> Ingested | None:
+    """The answer to a report whose call id this workspace recorded before; None when the id is
+    another workspace's (or this one's call, deleted this very moment)."""
     existing = (Call.in_workspace(report.workspace_id, Call.payload, Call.ingest_warnings)
                 .where(Call.id == report.call_id).first())
     if existing is None:
-        # The id is another workspace's call (or this one's, deleted this very moment): say no more.
-        raise Conflict(f"callId {report.call_id} is already the id of another call; a call id is unique.")
+        return None
     keys = (set(existing.payload) | set(report.raw)) - _DELIVERY_FIELDS
     differing = sorted(key for key in keys if existing.payload.get(key, _ABSENT) != report.raw.get(key, _ABSENT)
                        or type(existing.payload.get(key)) is not type(report.raw.get(key)))

@@ -39,7 +39,9 @@ _API_KEY_ROW = '''
 _API_KEY = Statement(_API_KEY_ROW)
 
 # With a workspace named, the membership in it; without, up to two, to tell "the user's only
-# workspace" from "several, so none is implied".
+# workspace" from "several, so none is implied". A membership counts only for a token created
+# after the user last left that workspace: a removed member's old tokens never act there again,
+# re-invited or not, and still act in their other workspaces.
 _ACCESS_TOKEN_ROWS = '''
     SELECT t.id, t.user_id, t.token_hash, t.expires_at, u.is_active AS user_active, m.workspace_id, m.role,
            r.permissions AS custom
@@ -47,6 +49,8 @@ _ACCESS_TOKEN_ROWS = '''
     JOIN "user" u ON u.id = t.user_id
     LEFT JOIN membership m ON m.user_id = t.user_id
         AND (CAST({p} AS VARCHAR(255)) IS NULL OR m.workspace_id = {p})
+        AND NOT EXISTS (SELECT 1 FROM member_departure d WHERE d.workspace_id = m.workspace_id
+                        AND d.user_id = m.user_id AND d.departed_at >= t.created_at)
     LEFT JOIN workspace_role r ON r.id = m.role AND r.workspace_id = m.workspace_id
     WHERE t.token_hash = {p}
     LIMIT 2'''

@@ -6,8 +6,10 @@ The rules, each checked in the transaction that applies it:
 - a workspace always keeps an owner: its last owner can neither be demoted, nor removed, nor
   leave. The workspace's row is locked first, so two owners demoting each other at once cannot
   both succeed;
-- a removed member's API keys of the workspace are deleted with the membership; their tokens
-  stop acting in it on the next request (models.identity.credentials finds no membership).
+- a removed member's API keys of the workspace are deleted with the membership; their access
+  tokens stop acting in it on the next request (models.identity.credentials finds no membership)
+  and, as their departure is recorded, never act in it again, even once they are invited back
+  (the invitation gives a new token). The tokens reach the user's other workspaces still.
 """
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ from peewee import JOIN, fn
 
 from models.identity.principal import Principal
 from models.identity.roles import granted_by, lock_for_assignment, require_within, resolve
-from models.identity.tables import ApiKey, Membership, User, WorkspaceRole
-from models.kernel.db import database
+from models.identity.tables import ApiKey, MemberDeparture, Membership, User, WorkspaceRole
+from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import Workspace, same_workspace
@@ -103,6 +105,10 @@ def remove(principal: Principal, *, workspace_id: str, user_id: str, leaving: bo
                            "owner first, or delete the workspace.")
         keys = ApiKey.delete().where((ApiKey.workspace == workspace_id) & (ApiKey.user == user_id)).execute()
         _M.delete().where(_M.id == membership.id).execute()
+        now = utcnow()
+        MemberDeparture.insert(workspace=workspace_id, user=user_id, departed_at=now).on_conflict(
+            conflict_target=[MemberDeparture.workspace, MemberDeparture.user],
+            update={MemberDeparture.departed_at: now}).execute()
     return keys
 
 

@@ -3,7 +3,16 @@ invitations and rate-limit usage (models.identity). The workspace itself is the 
 models.kernel.scoping, which every scoped table refers to."""
 from __future__ import annotations
 
-from peewee import BigIntegerField, BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
+from peewee import (
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    CompositeKey,
+    DateTimeField,
+    ForeignKeyField,
+    IntegerField,
+    TextField,
+)
 
 from models.kernel.db import BaseModel, FrozenListField, new_id, utcnow
 from models.kernel.scoping import Workspace, WorkspaceScoped
@@ -28,6 +37,16 @@ class Membership(BaseModel):
 
     class Meta:
         indexes = ((("workspace", "user"), True), (("workspace", "role"), False))
+
+
+class MemberDeparture(WorkspaceScoped):
+    """When the user last left the workspace (removed, or leaving): their access tokens created
+    before it never act in the workspace again, even once they have joined it anew."""
+    user = ForeignKeyField(User, on_delete="CASCADE", backref="+")
+    departed_at = DateTimeField()
+
+    class Meta:
+        primary_key = CompositeKey("workspace", "user")
 
 
 class AccessToken(BaseModel):

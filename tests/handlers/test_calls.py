@@ -60,7 +60,7 @@ def test_a_redelivery_changes_nothing_and_a_different_report_is_a_conflict_namin
     post_report(platform, api.actor, body)
     again = post_report(platform, api.actor, {**body, "timestamp": "2030-01-01T00:00:00Z"})
     assert again["result"]["created"] is False
-    changed = post_report(platform, api.actor, {**body, "summary": "Another.", "durationMs": 1}, expect=409)
+    changed = post_report(platform, api.actor, {**body, "summary": "Another.", "durationMs": 41_000}, expect=409)
     assert "durationMs, summary" in changed["message"]
     assert changed["result"]["differingFields"] == ["durationMs", "summary"]
     assert post_report(platform, api.actor, {**body, "durationMs": 42000.5}, expect=409)
@@ -68,12 +68,45 @@ def test_a_redelivery_changes_nothing_and_a_different_report_is_a_conflict_namin
     assert api("GET", "/call")["pagination"]["total"] == 1
 
 
-def test_a_call_id_of_another_workspace_is_a_conflict_that_tells_nothing_of_it(platform):
+def test_a_call_id_of_another_workspace_is_recorded_under_an_id_of_its_own_and_tells_nothing_of_it(platform):
     first, second = owner(platform), owner(platform)
     body = factories.report(first.actor)
     post_report(platform, first.actor, body)
-    clash = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id}, expect=409)
-    assert clash["result"] is None and "another call" in clash["message"]
+    kept = first("GET", f"/call/{body['callId']}")["call"]
+    fresh = post_report(platform, second.actor, factories.report(second.actor))
+    clash = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id})
+    own_id = clash["result"]["callId"]
+    # What differs from the answer to a free id is the id, and the warning saying it was not used.
+    assert own_id != body["callId"] and str(uuid.UUID(own_id)) == own_id
+    assert clash["message"] == fresh["message"] and clash["result"]["created"] is fresh["result"]["created"] is True
+    warning = f"callId {body['callId']} could not be used; the call is recorded under {own_id}, the id to read it by."
+    assert clash["result"]["ingestWarnings"] == [warning]
+    assert fresh["result"]["ingestWarnings"] == []
+    call = second("GET", f"/call/{own_id}")["call"]
+    assert call["workspaceId"] == second.actor.workspace_id and call["summary"] == body["summary"]
+    assert call["ingestWarnings"] == clash["result"]["ingestWarnings"]
+    second("GET", f"/call/{body['callId']}", expect=404)
+    assert first("GET", f"/call/{body['callId']}")["call"] == kept
+    again = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id})
+    assert again["result"] == {**clash["result"], "created": False}
+    assert second("GET", "/call")["pagination"]["total"] == 2 and first("GET", "/call")["pagination"]["total"] == 1
+    changed = post_report(platform, second.actor, {**body, "workspaceId": second.actor.workspace_id,
+                                                   "summary": "Another."}, expect=409)
+    assert changed["result"] == {"callId": own_id, "differingFields": ["summary"]}
+
+
+def test_a_call_recorded_under_its_own_id_is_found_by_a_redelivery_once_the_call_id_is_free(platform):
+    first, second = owner(platform), owner(platform)
+    body = factories.report(first.actor)
+    post_report(platform, first.actor, body)
+    theirs = {**body, "workspaceId": second.actor.workspace_id}
+    own_id = post_report(platform, second.actor, theirs)["result"]["callId"]
+    first("DELETE", f"/call/{body['callId']}")
+    again = post_report(platform, second.actor, theirs)["result"]
+    assert again["callId"] == own_id and again["created"] is False
+    assert second("GET", "/call")["pagination"]["total"] == 1
+    entries = second("GET", "/workspace/credits/entries", kind="call")["entries"]
+    assert [entry["amount"] for entry in entries] == [-1]
 
 
 def test_concurrent_deliveries_of_one_report_record_one_call(platform):
@@ -127,6 +160,52 @@ def test_boundaries_zero_duration_and_end_equal_to_start_are_accepted_end_before
     before = factories.report(api.actor)
     before["endedAt"] = (datetime.fromisoformat(before["startedAt"]) - timedelta(seconds=1)).isoformat()
     assert "endedAt must not be before startedAt" in post_report(platform, api.actor, before, expect=400)["message"]
+
+
+def _lasting(actor, duration_ms: float, span: timedelta) -> dict:
+    """A report whose durationMs is ``duration_ms`` (None: left out) and whose endedAt is ``span``
+    after its startedAt."""
+    body = factories.report(actor, durationMs=duration_ms)
+    body["endedAt"] = (datetime.fromisoformat(body["startedAt"]) + span).isoformat()
+    return body
+
+
+def test_a_call_may_last_24_hours_and_not_a_millisecond_more_by_either_figure(platform):
+    api = owner(platform)
+    day = timedelta(hours=24)
+    post_report(platform, api.actor, _lasting(api.actor, 86_400_000, day))
+    longer = post_report(platform, api.actor, _lasting(api.actor, 86_400_001, day), expect=400)["message"]
+    assert longer.startswith("durationMs must be at most 86400000 ms (24 h, MAX_CALL_DURATION_S)")
+    spanned = _lasting(api.actor, 86_400_000, day + timedelta(milliseconds=1))
+    message = post_report(platform, api.actor, spanned, expect=400)["message"]
+    assert message.startswith("endedAt must be at most 86400000 ms (24 h, MAX_CALL_DURATION_S) after startedAt")
+    century = _lasting(api.actor, None, timedelta(days=36_525))  # durationMs left out: the span
+    assert "endedAt must be at most" in post_report(platform, api.actor, century, expect=400)["message"]
+    shorter = _lasting(api.actor, 86_400_000, timedelta(days=36_525))
+    assert "endedAt must be at most" in post_report(platform, api.actor, shorter, expect=400)["message"]
+    assert api("GET", "/call")["pagination"]["total"] == 1
+
+
+@pytest.mark.parametrize("settings_overrides", [{"max_call_duration_s": 60}])
+def test_the_longest_call_is_the_setting(platform):
+    api = owner(platform)
+    post_report(platform, api.actor, _lasting(api.actor, 60_000, timedelta(seconds=60)))
+    error = post_report(platform, api.actor, _lasting(api.actor, 60_001, timedelta(seconds=60)), expect=400)
+    assert "at most 60000 ms (0.0166667 h, MAX_CALL_DURATION_S)" in error["message"]
+
+
+@pytest.mark.parametrize("span_s, slack_ms", [(10, 5_000), (50, 5_000), (100, 10_000), (3_600, 360_000)])
+def test_durationMs_must_agree_with_the_times_within_5_s_or_a_tenth(platform, span_s, slack_ms):
+    api = owner(platform)
+    span, span_ms = timedelta(seconds=span_s), span_s * 1000
+    for duration_ms in (span_ms + slack_ms, max(0, span_ms - slack_ms)):
+        post_report(platform, api.actor, _lasting(api.actor, duration_ms, span))
+    for duration_ms in (span_ms + slack_ms + 1, span_ms - slack_ms - 1):
+        if duration_ms < 0:
+            continue
+        error = post_report(platform, api.actor, _lasting(api.actor, duration_ms, span), expect=400)
+        assert error["message"].startswith(f"durationMs ({duration_ms}) must agree with endedAt - startedAt "
+                                           f"({span_ms} ms) within {slack_ms} ms"), error
 
 
 def test_the_report_must_name_the_workspace_of_the_query(platform):

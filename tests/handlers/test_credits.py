@@ -1,6 +1,8 @@
 """Workspace credits over HTTP: owners grant, calls are debited from their reports, all can be read."""
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from tests.support import factories
 
 API = "/api/v2"
@@ -42,3 +44,21 @@ def test_only_owners_grant_and_viewers_cannot_read(platform):
     r = platform.client.get(API + "/workspace/credits/entries", params=_params(owner, since="yesterday"),
                             headers=owner.headers)
     assert r.status_code == 400 and "since" in r.json()["data"]["message"]
+
+
+def test_a_call_is_debited_at_most_its_longest_duration_and_a_longer_report_debits_nothing(platform):
+    owner = platform.workspace()
+    day = 86_400_000
+
+    def report(duration_ms, span_ms):
+        body = factories.report(owner, durationMs=duration_ms)
+        body["endedAt"] = (datetime.fromisoformat(body["startedAt"]) + timedelta(milliseconds=span_ms)).isoformat()
+        return platform.client.post(API + "/webhooks/end-of-call-report", params=_params(owner),
+                                    headers=owner.headers, json=body).status_code
+
+    century = 100 * 365.25 * day
+    # durationMs left out is the span; the contract's own maximum of durationMs is far above a day.
+    assert [report(None, century), report(999_999_999_999, day), report(day + 1, day)] == [400, 400, 400]
+    assert [report(day, day), report(day, day)] == [200, 200]
+    balance = platform.client.get(API + "/workspace/credits", params=_params(owner), headers=owner.headers)
+    assert balance.json()["data"]["result"]["balance"] == -2 * 24 * 60

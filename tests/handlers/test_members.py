@@ -105,6 +105,42 @@ def test_a_removed_member_s_keys_stop_at_once(platform):
     assert r.status_code == 404
 
 
+def _join(platform, owner, email) -> dict:
+    """Bearer headers of the access token that accepting an invitation to the owner's workspace gives."""
+    invited = platform.client.post(API + "/invitations", params=_params(owner), headers=owner.headers,
+                                   json={"email": email, "role": "member"})
+    assert invited.status_code == 200, invited.text
+    accepted = platform.client.post(API + "/invitations/accept", json={"token": invited.json()["data"]["result"]["token"]})
+    assert accepted.status_code == 200, accepted.text
+    return {"Authorization": f"Bearer {accepted.json()['data']['result']['accessToken']['token']}"}
+
+
+@pytest.mark.parametrize("leaving", [False, True])
+def test_no_token_held_before_a_removal_acts_in_the_workspace_again_even_after_a_new_invitation(platform, leaving):
+    owner, elsewhere = platform.workspace(), platform.workspace()
+    member = platform.member(owner, "member")
+    other_token = _join(platform, elsewhere, member.email)  # tokens are the user's, in every workspace
+    for held in (member.headers, other_token):
+        assert platform.client.get(API + "/workspace", params=_params(owner), headers=held).status_code == 200
+    if leaving:
+        r = platform.client.post(API + "/members/leave", params=_params(owner), headers=member.headers)
+    else:
+        r = platform.client.delete(f"{API}/members/{member.user_id}", params=_params(owner), headers=owner.headers)
+    assert r.status_code == 200, r.text
+    new_token = _join(platform, owner, member.email)
+    assert platform.client.get(API + "/workspace", params=_params(owner), headers=new_token).status_code == 200
+    for held in (member.headers, other_token):
+        r = platform.client.get(API + "/workspace", params=_params(owner), headers=held)
+        assert r.status_code == 403 and "not a workspace the caller is a member of" in r.json()["data"]["message"]
+        assert platform.client.get(API + "/workspace", params=_params(elsewhere), headers=held).status_code == 200
+    assert platform.client.get(API + "/workspace", params=_params(elsewhere), headers=new_token).status_code == 200
+    minted = platform.client.post(API + "/access-tokens", headers=member.headers, json={})
+    assert minted.status_code == 200, minted.text  # a token made after the removal acts in both
+    fresh = {"Authorization": f"Bearer {minted.json()['data']['result']['accessToken']['token']}"}
+    for workspace in (owner, elsewhere):
+        assert platform.client.get(API + "/workspace", params=_params(workspace), headers=fresh).status_code == 200
+
+
 def test_a_member_may_leave(platform):
     owner = platform.workspace()
     viewer = platform.member(owner, "viewer")

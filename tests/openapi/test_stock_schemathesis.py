@@ -48,7 +48,9 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES = {
                         "that generated Python clients cannot take as an enum: GMT+0 and GMT-0 collide)",
     "POST /invitations": "role names a built-in role or a custom role of the workspace",
     "POST /invitations/accept": "token names a pending invitation (410 once it was accepted)",
-    "POST /webhooks/end-of-call-report": "the report's workspaceId equals the query's",
+    "POST /webhooks/end-of-call-report": "the report's workspaceId equals the query's; durationMs agrees with "
+                                         "endedAt - startedAt and neither passes MAX_CALL_DURATION_S (rules "
+                                         "between two fields, and of a setting)",
     "POST /webhooks/subscriptions": "url: a host of valid labels that resolves to public addresses only",
     "PATCH /webhooks/subscriptions/{subscriptionId}": "url: a host of valid labels that resolves to public "
                                                       "addresses only",

@@ -11,12 +11,14 @@ from tests.support.factories.identity import Actor
 
 def report(actor: Actor, **fields) -> dict:
     """An end-of-call-report of the actor's workspace as the call runtime posts it (a new callId,
-    started a minute ago, 42 s long); ``fields`` replace or add wire fields (None removes one)."""
+    started a minute ago, 42 s long or ``durationMs``, ending that long after it started); ``fields``
+    replace or add wire fields (None removes one)."""
     started = utcnow().replace(microsecond=0) - timedelta(minutes=1)
+    duration_ms = 42_000 if fields.get("durationMs") is None else fields["durationMs"]
     body = {"type": "end-of-call-report", "callId": str(uuid.uuid4()), "workspaceId": actor.workspace_id,
             "durationMs": 42_000, "status": "completed", "callEndReasonCategory": "customer",
             "customer": "+14155550123", "startedAt": started.isoformat() + "Z",
-            "endedAt": (started + timedelta(seconds=42)).isoformat() + "Z",
+            "endedAt": (started + timedelta(milliseconds=duration_ms)).isoformat() + "Z",
             "recordingUrl": "https://recordings.example.com/call.wav", "timestamp": utcnow().isoformat() + "Z",
             "summary": "The customer asked about an invoice.", "endedReason": "customer-ended-call",
             "transcript": "AI: Hello.\nUser: Hi, about my invoice.", "callType": "inbound"}
