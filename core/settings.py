@@ -64,6 +64,10 @@ class Settings:
     # credential (accepting an invitation), whose every request is a guess worth bounding.
     anonymous_requests_per_minute: int = 30
     anonymous_requests_per_day: int = 1000
+    # Peers whose X-Forwarded-For (and X-Forwarded-Proto) uvicorn takes as the client's: the reverse
+    # proxies in front of the API, comma-separated ("*": any peer). The client address is what the
+    # anonymous limit counts, so a proxy left out makes every client look like the proxy.
+    forwarded_allow_ips: str = "127.0.0.1,::1"
     # How long a request waits for a pooled PostgreSQL connection before it is answered 503.
     db_pool_timeout_s: float = 10.0
     max_body_bytes: int = 1_048_576
