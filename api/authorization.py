@@ -1,7 +1,11 @@
-"""The one authorization step every secured operation goes through, in connexion's security slot.
+"""The one authorization step every operation goes through, in connexion's security slot.
 
 For each request: the bearer credential (401), the workspace named in the query (403), the rate
-limit (429), then the operation's ``x-permission`` against the caller's effective set (403).
+limit (429), then the operation's ``x-permission`` against the caller's effective set (403). An
+operation without a credential (``security: []``: accepting an invitation) has only the rate limit,
+of the client address (``AnonymousAdmission``): each request is a guess at a token, so none goes
+uncounted. The client address is the ASGI scope's, which uvicorn takes from X-Forwarded-For only
+for a peer in FORWARDED_ALLOW_IPS (api.serve).
 
 It costs no database session of its own: the middleware only reads the header and the query and
 leaves an ``Admission`` in the request's context, which runs in the handler's session, before the
@@ -33,7 +37,7 @@ from connexion.operations import AbstractOperation
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.settings import Settings
-from models.identity.access import admit, admit_signed, bearer_secret
+from models.identity.access import admit, admit_anonymous, admit_signed, bearer_secret
 from models.identity.principal import Principal
 from models.identity.rate_limits import Policy
 from models.kernel.db import session
@@ -92,6 +96,19 @@ class SignedAdmission(Admission):
         return principal
 
 
+class AnonymousAdmission(Admission):
+    """The admission of a request without a credential: counted against its client address's
+    limit. There is no caller to return."""
+
+    def __init__(self, address: str | None, policy: Policy) -> None:
+        super().__init__("", None, None, policy)
+        self.address = address
+
+    def run(self) -> None:
+        self.ran = True
+        admit_anonymous(self.address, policy=self.policy, report=add_response_headers)
+
+
 class BodyField:
     """A string field of the request's JSON body, from the copy the middleware keeps of it."""
 
@@ -120,9 +137,24 @@ class AuthorizationOperation:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         add_response_headers(NO_STORE)
-        if not self.secured:  # accepting an invitation: its token is the credential
+        if self.secured:
+            admission, receive = self._admission(scope, receive)
+        else:
+            client = scope.get("client")
+            admission = AnonymousAdmission(client[0] if client else None, self.policy)
+        scope.setdefault("extensions", {}).setdefault("connexion_context", {})[ADMISSION] = admission
+        try:
             await self.next_app(scope, receive, send)
-            return
+        except Exception:
+            if not admission.ran:
+                # Refused before the handler: the credential's verdict comes first, and the
+                # request counts against its limit all the same.
+                admission.run_in_session()
+            raise
+
+    def _admission(self, scope: Scope, receive: Receive) -> tuple[Admission, Receive]:
+        """The admission of a request with a credential, and the ``receive`` that keeps a copy of
+        the body where the admission reads it."""
         permission = self.permission.for_path(scope.get("path_params") or {})
         headers = dict(scope.get("headers") or ())
         signed = self.signed and b"authorization" not in headers and b"webhook-signature" in headers
@@ -134,19 +166,10 @@ class AuthorizationOperation:
             if from_body:
                 workspace = BodyField(body, self.workspace_field)
         if signed:
-            admission = SignedAdmission(body, {name.decode(): headers.get(name, b"").decode("latin-1")
-                                               for name in SIGNATURE_HEADERS},
-                                        workspace, permission, self.policy)
-        else:
-            admission = Admission(_bearer(headers), workspace, permission, self.policy)
-        scope.setdefault("extensions", {}).setdefault("connexion_context", {})[ADMISSION] = admission
-        try:
-            await self.next_app(scope, receive, send)
-        except Exception:
-            if not admission.ran:
-                # Refused before the handler: the credential's verdict comes first.
-                admission.run_in_session()
-            raise
+            return SignedAdmission(body, {name.decode(): headers.get(name, b"").decode("latin-1")
+                                          for name in SIGNATURE_HEADERS},
+                                   workspace, permission, self.policy), receive
+        return Admission(_bearer(headers), workspace, permission, self.policy), receive
 
     def _workspace(self, scope: Scope) -> str | None:
         if not self.takes_workspace:

@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> None:
         uvicorn.run(app, factory=True, host=settings.host, port=settings.api_port,
                     workers=settings.workers, access_log=False, log_level=settings.log_level.lower(),
                     timeout_graceful_shutdown=settings.shutdown_timeout_s, server_header=False,
+                    # The client address, which the limit of requests without a credential counts
+                    # (api.authorization), from X-Forwarded-For only when the peer is a proxy named here.
+                    proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips,
                     # Our own log configuration (core.boot: LOG_FORMAT) for uvicorn's lines too.
                     log_config=None,
                     # uvicorn bounds neither the time nor the size of a request's head (slow or idle

@@ -38,6 +38,11 @@ def _same(value):
     return value
 
 
+def _unless_zero(limit: Limit) -> Limit | None:
+    """A limit of 0 in either window switches that limit off."""
+    return limit if limit.per_minute > 0 and limit.per_day > 0 else None
+
+
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
@@ -55,6 +60,14 @@ class Settings:
     rate_limits_enabled: bool = True
     default_requests_per_minute: int = 600
     default_requests_per_day: int = 100_000
+    # The limit of each client address (an IPv6 one by its /64) on the operations that take no
+    # credential (accepting an invitation), whose every request is a guess worth bounding.
+    anonymous_requests_per_minute: int = 30
+    anonymous_requests_per_day: int = 1000
+    # Peers whose X-Forwarded-For (and X-Forwarded-Proto) uvicorn takes as the client's: the reverse
+    # proxies in front of the API, comma-separated ("*": any peer). The client address is what the
+    # anonymous limit counts, so a proxy left out makes every client look like the proxy.
+    forwarded_allow_ips: str = "127.0.0.1,::1"
     # How long a request waits for a pooled PostgreSQL connection before it is answered 503.
     db_pool_timeout_s: float = 10.0
     max_body_bytes: int = 1_048_576
@@ -134,8 +147,9 @@ class Settings:
 
     def rate_limit_policy(self) -> Policy:
         default = Limit(self.default_requests_per_minute, self.default_requests_per_day)
-        return Policy(enabled=self.rate_limits_enabled,
-                      default=default if default.per_minute > 0 and default.per_day > 0 else None)
+        anonymous = Limit(self.anonymous_requests_per_minute, self.anonymous_requests_per_day)
+        return Policy(enabled=self.rate_limits_enabled, default=_unless_zero(default),
+                      anonymous=_unless_zero(anonymous))
 
     @classmethod
     def from_env(cls) -> "Settings":

@@ -281,6 +281,11 @@ class Platform:
     def key_actor(self, actor: Actor, **body) -> Actor:
         return actor.with_secret(self.create_key(actor, **body)["key"])
 
+    def client_at(self, address: str) -> TestClient:
+        """A client of the same app whose requests come from ``address`` (the ASGI scope's client,
+        as uvicorn fills it); ``client`` itself calls from ``testclient``, which is no address."""
+        return ContractCheckedClient(self.client.app, raise_server_exceptions=False, client=(address, 50000))
+
 
 @pytest.fixture(scope="session")
 def converted_model(tmp_path_factory) -> Path:

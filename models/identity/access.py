@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 from models.identity.credentials import authenticate_and_count
 from models.identity.principal import Principal
-from models.identity.rate_limits import Policy, consume
+from models.identity.rate_limits import Policy, address_counter, consume
 from models.kernel.errors import Forbidden, InvalidInput, RateLimited, Unauthenticated
 from models.kernel.text import text_problem
 from models.webhooks.signing_secrets import verify
@@ -54,6 +54,14 @@ def admit_signed(body: bytes, headers: dict[str, str], *, policy: Policy, worksp
     if permission is not None:
         require(principal, permission)
     return principal
+
+
+def admit_anonymous(address: str | None, *, policy: Policy,
+                    report: Callable[[dict[str, str]], None] | None = None) -> None:
+    """Count a request that carries no credential (accepting an invitation) against the limit of
+    its client ``address`` (an IPv6 one by its /64: rate_limits.address_counter); RateLimited past
+    it. Runs inside the caller's ``session()``: one statement."""
+    _count(address_counter(address), policy.anonymous_limit(), report)
 
 
 def _count(counter: str, limit, report) -> None:

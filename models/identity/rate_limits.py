@@ -1,6 +1,8 @@
-"""Per-credential request limits per minute and per day, exact across processes sharing the database.
+"""Request limits per minute and per day, exact across processes sharing the database: per
+credential, and per client address for the operations that take no credential.
 
-Each credential has one usage row holding its current minute and day and the hits in each. One
+Each counter (a credential, or a client address: ``address_counter``) has one usage row holding
+its current minute and day and the hits in each. One
 conditional upsert both checks and counts: it adds a hit only if both windows have room (a new
 window starts at zero), so the database's row lock, not the process, decides who is admitted,
 and a refused request counts in neither window. Windows are fixed (the UTC minute, the UTC day).
@@ -16,6 +18,7 @@ Admission on PostgreSQL runs this upsert inside the credential lookup's own stat
 """
 from __future__ import annotations
 
+import ipaddress
 import math
 import time
 from dataclasses import dataclass
@@ -32,12 +35,44 @@ class Limit:
 
 @dataclass(frozen=True)
 class Policy:
-    """Which limit a credential gets: its own, else the platform default; none when switched off."""
+    """Which limit a credential gets: its own, else the platform default; and a client address
+    calling without a credential: ``anonymous``. None when switched off."""
     enabled: bool = True
     default: Limit | None = None
+    anonymous: Limit | None = None
 
     def limit_for(self, own: Limit | None) -> Limit | None:
         return (own or self.default) if self.enabled else None
+
+    def anonymous_limit(self) -> Limit | None:
+        return self.anonymous if self.enabled else None
+
+
+# A counter's name is a credential's id (a UUID), ``webhook-signing:<workspace>`` (models.identity.access)
+# or this prefix and an address: a colon no UUID holds keeps the three apart.
+ADDRESS_PREFIX = "address:"
+# One IPv6 host is given a /64 to itself (RFC 4291's interface identifiers, SLAAC's privacy
+# addresses): counted per address, it could take a fresh one for every request.
+IPV6_HOST_PREFIX = 64
+# What is not an IP address (a Unix socket's peer, a name a proxy forwarded) shares one counter:
+# counted as written, a client free to write it could take a fresh one for every request.
+NOT_AN_ADDRESS = ADDRESS_PREFIX + "other"
+
+
+def address_counter(address: str | None) -> str:
+    """The counter of a client address: an IPv4 address (an IPv4-mapped IPv6 one too) by itself, an
+    IPv6 address by its /64."""
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return NOT_AN_ADDRESS
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        # From the integer, so that a zone (fe80::1%eth0) does not make a counter of its own.
+        host_bits = 128 - IPV6_HOST_PREFIX
+        return ADDRESS_PREFIX + str(ipaddress.IPv6Network((int(ip) >> host_bits << host_bits, IPV6_HOST_PREFIX)))
+    return ADDRESS_PREFIX + str(ip)
 
 
 @dataclass(frozen=True)

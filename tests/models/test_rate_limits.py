@@ -5,7 +5,7 @@ import multiprocessing
 
 import pytest
 
-from models.identity.rate_limits import Limit, consume
+from models.identity.rate_limits import Limit, address_counter, consume
 from models.identity.tables import RateLimitUsage
 from models.kernel.db import database, open_database
 
@@ -65,6 +65,39 @@ def test_credentials_are_counted_apart(db):
     limit = Limit(per_minute=1, per_day=10)
     assert consume("a", limit, now=T0).allowed and consume("b", limit, now=T0).allowed
     assert not consume("a", limit, now=T0).allowed
+
+
+def test_an_ipv4_client_is_counted_by_its_address():
+    assert address_counter("203.0.113.5") == "address:203.0.113.5"
+    assert address_counter("203.0.113.5") != address_counter("203.0.113.6")
+    # The same host reached over IPv6 as an IPv4-mapped address.
+    assert address_counter("::ffff:203.0.113.5") == address_counter("203.0.113.5")
+
+
+def test_an_ipv6_client_is_counted_by_its_64_bit_prefix():
+    first = address_counter("2001:db8:0:1::1")
+    assert first == "address:2001:db8:0:1::/64"
+    # Anywhere in the same /64 (the last address of it too), however written, with a zone or not.
+    assert address_counter("2001:0db8:0000:0001:ffff:ffff:ffff:ffff") == first
+    assert address_counter("2001:db8:0:1::1%eth0") == first
+    # The next /64 (one bit past the prefix) is another client.
+    assert address_counter("2001:db8:0:2::1") != first
+    assert address_counter("2001:db8:0:0:ffff:ffff:ffff:ffff") != first
+
+
+def test_what_is_no_address_shares_one_counter_apart_from_credentials():
+    assert address_counter(None) == address_counter("") == address_counter("testclient") == address_counter("x" * 300)
+    for counter in (address_counter("203.0.113.5"), address_counter("2001:db8::1"), address_counter(None)):
+        # Credential ids are UUIDs, the signed webhooks' counters webhook-signing:<workspace>.
+        assert counter.startswith("address:") and len(counter) <= 255
+
+
+def test_addresses_are_counted_apart(db):
+    limit = Limit(per_minute=1, per_day=10)
+    assert consume(address_counter("203.0.113.5"), limit, now=T0).allowed
+    assert consume(address_counter("2001:db8:0:1::1"), limit, now=T0).allowed
+    assert not consume(address_counter("2001:db8:0:1::2"), limit, now=T0).allowed
+    assert not consume(address_counter("203.0.113.5"), limit, now=T0).allowed
 
 
 def _hammer(url: str, data_dir: str, attempts: int, limit: Limit, start, results) -> None:

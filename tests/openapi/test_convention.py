@@ -185,6 +185,20 @@ def test_every_operation_names_its_permission_or_why_it_needs_none(op):
         assert permission in CATALOG and permission in op.spec["description"], (op.operation_id, permission)
 
 
+SHARED_RESPONSES = SPEC_DIR / "components" / "responses.yaml"
+ANONYMOUS = [o for o in OPERATIONS if not o.secured]
+
+
+@pytest.mark.parametrize("op", ANONYMOUS, ids=[o.operation_id for o in ANONYMOUS])
+def test_every_operation_without_a_credential_says_why_and_documents_its_rate_limit(op):
+    """Each is limited per client address (api.authorization): its 429 is the shared one, with
+    Retry-After and the RateLimit headers, as a client of any other operation gets it."""
+    assert op.spec.get("security") == [] and op.spec.get("x-public"), op.operation_id
+    assert op.spec["responses"].get("429") == _resolved(SHARED_RESPONSES, "TooManyRequests"), op.operation_id
+    assert {"Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} \
+        <= set(op.spec["responses"]["429"]["headers"])
+
+
 def _contract_permissions() -> set[str]:
     named = set()
     for op in OPERATIONS:
