@@ -1,4 +1,5 @@
-"""The periodic retention purge of an API process (models.calls.retention.purge_due).
+"""The periodic retention purge of an API process (models.calls.retention.purge_due), and the
+forgetting of client addresses' rate-limit counters of past days (models.identity.rate_limits).
 
 One thread per process wakes every ``RETENTION_INTERVAL_S`` (0: never, in this process); on
 PostgreSQL an advisory lock lets one process purge at a time, the others skip that round.
@@ -10,6 +11,7 @@ import threading
 
 from core.settings import Settings
 from models.calls import retention
+from models.identity import rate_limits
 from models.kernel.db import session
 
 log = logging.getLogger(__name__)
@@ -39,5 +41,7 @@ class RetentionWorker:
                     done = retention.purge_due()
                 for workspace_id, deleted in done.items():
                     log.info("retention purge of workspace %s deleted %d calls", workspace_id, deleted.calls)
+                with session():
+                    rate_limits.forget_past_addresses()
             except Exception:
                 log.exception("the retention purge failed; it runs again in %g s", self.interval_s)

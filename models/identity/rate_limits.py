@@ -152,6 +152,16 @@ def _refusal(credential_id: str, limit: Limit, now: float, minute: int) -> Decis
     return Decision(False, limit.per_day, 0, _reset(now, 86_400))
 
 
+def forget_past_addresses(*, now: float | None = None) -> int:
+    """Deletes the counters of client addresses last counted before today (UTC): a credential's
+    counter goes with the credential, but addresses come and go by the thousand, and one counted
+    on an earlier day holds nothing a new request would not start again. Returns how many."""
+    today = windows(time.time() if now is None else now)[1]
+    return (RateLimitUsage.delete()
+            .where(RateLimitUsage.credential_id.startswith(ADDRESS_PREFIX) & (RateLimitUsage.day < today))
+            .execute())
+
+
 def forget(credential_ids) -> None:
     RateLimitUsage.delete().where(RateLimitUsage.credential_id.in_(list(credential_ids))).execute()
 

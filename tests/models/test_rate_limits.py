@@ -5,7 +5,7 @@ import multiprocessing
 
 import pytest
 
-from models.identity.rate_limits import Limit, address_counter, consume
+from models.identity.rate_limits import Limit, address_counter, consume, forget_past_addresses
 from models.identity.tables import RateLimitUsage
 from models.kernel.db import database, open_database
 
@@ -98,6 +98,20 @@ def test_addresses_are_counted_apart(db):
     assert consume(address_counter("2001:db8:0:1::1"), limit, now=T0).allowed
     assert not consume(address_counter("2001:db8:0:1::2"), limit, now=T0).allowed
     assert not consume(address_counter("203.0.113.5"), limit, now=T0).allowed
+
+
+def test_address_counters_of_past_days_are_forgotten_and_nothing_else(db):
+    limit = Limit(per_minute=5, per_day=10)
+    day = 86_400
+    consume(address_counter("203.0.113.5"), limit, now=T0)
+    consume(address_counter("203.0.113.6"), limit, now=T0 + day)
+    consume("a-credential", limit, now=T0)
+    assert forget_past_addresses(now=T0 + day) == 1  # counted the day before
+    kept = {row.credential_id for row in RateLimitUsage.select()}
+    assert kept == {address_counter("203.0.113.6"), "a-credential"}
+    last_second = ((T0 + day) // day + 1) * day - 1  # of the day 203.0.113.6 was counted in
+    assert forget_past_addresses(now=last_second) == 0
+    assert forget_past_addresses(now=last_second + 1) == 1
 
 
 def _hammer(url: str, data_dir: str, attempts: int, limit: Limit, start, results) -> None:
