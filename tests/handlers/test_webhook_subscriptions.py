@@ -87,6 +87,19 @@ def test_bad_urls_and_event_lists_are_400_naming_the_rule(platform, receiver):
     assert "events" in subscribe(api, receiver.url, 400, events=["call-started"])["message"]
 
 
+@pytest.mark.parametrize("settings_overrides", [{"webhook_allow_private_addresses": False}])
+def test_ipv6_urls_that_carry_a_private_ipv4_are_400_when_private_addresses_are_not_allowed(platform):
+    api = owner(platform)
+    for url in ("https://[::127.0.0.1]/hook", "https://[64:ff9b::7f00:1]/hook", "https://[2002:7f00:1::]/hook",
+                "https://[2001:0:808:808::80ff:fffe]/hook"):
+        error = subscribe(api, url, 400)
+        assert error["code"] == "validation_failed" and "url" in error["message"], (url, error)
+        assert "WEBHOOK_ALLOW_PRIVATE_ADDRESSES" in error["message"], (url, error)
+    # The same forms carrying a public IPv4 (8.8.8.8) are registered.
+    for url in ("https://[64:ff9b::808:808]/hook", "https://[2002:808:808::]/hook"):
+        assert subscribe(api, url)["subscription"]["url"] == url
+
+
 def test_a_workspace_holds_at_most_100_subscriptions(platform, receiver):
     api = owner(platform)
     for _ in range(100):
