@@ -3,6 +3,7 @@ subscriptions and their rules, signatures the receiver verifies, retries on fail
 rotation with both signatures, test-fire, the delivery log, redelivery and the outbox's atomicity."""
 from __future__ import annotations
 
+import logging
 import time
 
 import orjson
@@ -128,6 +129,30 @@ def test_a_recorded_call_is_posted_signed_with_the_spec_payload(platform, receiv
     # A redelivery of the same report records nothing new, so sends nothing new.
     post_report(platform, api.actor, report)
     assert api("GET", "/webhooks/events")["pagination"]["total"] == 1
+
+
+def test_a_call_deleted_while_its_event_is_sent_drops_the_outcome_quietly_and_leaves_nothing(
+        platform, receiver, caplog):
+    api = owner(platform)
+    made = subscribe(api, receiver.url)
+    receiver.script = [Answer(200, delay_s=0.5)]  # the call is deleted while the receiver takes its time
+    report = factories.report(api.actor)
+    with caplog.at_level(logging.INFO):
+        post_report(platform, api.actor, report)
+        deadline = time.monotonic() + 15
+        while (event := only_event(api))["attempts"] == 0:  # not claimed yet
+            assert time.monotonic() < deadline, event
+            time.sleep(0.02)
+        api("DELETE", f"/call/{report['callId']}")
+        receiver.wait_for(1)
+        # The worker says what became of the attempt's outcome, in a line naming the event.
+        while not [r for r in caplog.records if r.name == "api.webhooks" and event["id"] in r.getMessage()]:
+            assert time.monotonic() < deadline, "the worker never finished the attempt"
+            time.sleep(0.02)
+    errors = [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
+    assert api("GET", "/webhooks/events")["pagination"]["total"] == 0
+    assert api("GET", f"/webhooks/subscriptions/{made['subscription']['id']}/deliveries")["pagination"]["total"] == 0
 
 
 def test_failures_and_timeouts_are_retried_with_the_same_id_until_one_succeeds(platform, receiver):
