@@ -1,18 +1,21 @@
 """The headers of a signed webhook (models.webhooks.signing_secrets.verify), read as strictly as
 the Standard Webhooks reference reads them: each malformed form is refused naming its header and
-its rule, and the well-formed forms beside it verify."""
+its rule, and the well-formed forms beside it verify. The remembered webhook-ids of signed reports
+(models.webhooks.replays): a replay is known within REMEMBER_S, each workspace on its own, and
+old ids are forgotten and their rows deleted."""
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from standardwebhooks.webhooks import Webhook
 
 from models.kernel import encryption
-from models.kernel.db import session
+from models.kernel.db import session, utcnow
 from models.kernel.errors import Unauthenticated
-from models.webhooks import signing_secrets
+from models.webhooks import replays, signing_secrets
+from models.webhooks.tables import ReceivedWebhook
 from tests.support import factories
 
 BODY = b'{"type": "end-of-call-report"}'
@@ -119,3 +122,32 @@ def test_a_webhook_id_other_than_1_to_256_printable_ascii_characters_is_refused(
 def test_a_webhook_id_of_256_characters_verifies(signer):
     workspace_id, _, secret = signer
     assert verify(workspace_id, signed(secret, "m" * 256))
+
+
+def test_a_webhook_id_is_taken_once_per_workspace_until_it_is_forgotten(db):
+    first, second = factories.workspace(), factories.workspace()
+    now = utcnow()
+    with session():
+        assert replays.first_receipt(workspace_id=first.workspace_id, webhook_id="msg_1", now=now)
+        assert not replays.first_receipt(workspace_id=first.workspace_id, webhook_id="msg_1", now=now)
+        assert replays.first_receipt(workspace_id=second.workspace_id, webhook_id="msg_1", now=now)
+        later = now + timedelta(seconds=replays.REMEMBER_S - 1)
+        assert not replays.first_receipt(workspace_id=first.workspace_id, webhook_id="msg_1", now=later)
+        past = now + timedelta(seconds=replays.REMEMBER_S + 1)
+        assert replays.first_receipt(workspace_id=first.workspace_id, webhook_id="msg_1", now=past)
+        assert not replays.first_receipt(workspace_id=first.workspace_id, webhook_id="msg_1", now=past)
+
+
+def test_ids_past_remembering_are_deleted_by_the_next_reports_of_their_workspace(db):
+    owner, other = factories.workspace(), factories.workspace()
+    now = utcnow()
+    with session():
+        for index in range(150):
+            replays.first_receipt(workspace_id=owner.workspace_id, webhook_id=f"old_{index}", now=now)
+        replays.first_receipt(workspace_id=other.workspace_id, webhook_id="old", now=now)
+        past = now + timedelta(seconds=replays.REMEMBER_S + 1)
+        replays.first_receipt(workspace_id=owner.workspace_id, webhook_id="new_1", now=past)
+        assert ReceivedWebhook.in_workspace(owner.workspace_id).count() == 150 - 100 + 1  # a batch at a time
+        replays.first_receipt(workspace_id=owner.workspace_id, webhook_id="new_2", now=past)
+        assert sorted(r.webhook_id for r in ReceivedWebhook.in_workspace(owner.workspace_id)) == ["new_1", "new_2"]
+        assert ReceivedWebhook.in_workspace(other.workspace_id).count() == 1  # another workspace's wait for it
