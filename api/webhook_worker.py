@@ -102,9 +102,13 @@ class WebhookWorkers(ClaimingThreads):
                 return
             with session():
                 status = outbox.record(job, outcome, retry_base_s=self.settings.webhook_retry_base_s)
-            if not outcome.succeeded:
+            if status is None:
+                log.info("webhook event %s, attempt %d: its outcome is dropped, the event is no longer this "
+                         "worker's (deleted with its call or subscription, or taken by another worker)",
+                         job.event_id, job.attempt)
+            elif not outcome.succeeded:
                 log.info("webhook event %s to subscription %s, attempt %d failed (%s); now %s", job.event_id,
-                         job.subscription_id, job.attempt, outcome.error, status or "taken by another worker")
+                         job.subscription_id, job.attempt, outcome.error, status)
         except Exception:
             log.exception("delivering webhook event %s failed; its lease will run out and it is retried",
                           job.event_id)

@@ -9,15 +9,21 @@ from handlers.wire import iso, naive_utc
 from models import call_recorded
 from models.calls.calls import Report
 from models.kernel.errors import InvalidInput, WorkspaceMismatch
-from models.webhooks import signing_secrets
+from models.webhooks import replays, signing_secrets
 
 
-def receive_end_of_call_report(body: dict, workspaceId: str | None = None):
+def receive_end_of_call_report(body: dict, principal, workspaceId: str | None = None):
     # The report names its workspace; the query may name it again (the admission checked the
     # caller against the query's, else the body's: api.authorization).
-    outcome = call_recorded.record(report_from_wire(body, workspaceId))
+    report = report_from_wire(body, workspaceId)
+    if principal.webhook_id is not None and not replays.first_receipt(workspace_id=report.workspace_id,
+                                                                       webhook_id=principal.webhook_id):
+        return ok({"callId": report.call_id, "created": False, "replayed": True, "ingestWarnings": []},
+                  "This webhook-id was processed already; the report was not taken in again")
+    outcome = call_recorded.record(report)
     message = "Call recorded" if outcome.created else "This report was recorded already"
-    return ok({"callId": outcome.call_id, "created": outcome.created, "ingestWarnings": outcome.warnings}, message)
+    return ok({"callId": outcome.call_id, "created": outcome.created, "replayed": False,
+               "ingestWarnings": outcome.warnings}, message)
 
 
 def report_from_wire(body: dict, workspace_id: str | None) -> Report:

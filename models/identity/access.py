@@ -49,7 +49,7 @@ def admit_signed(body: bytes, headers: dict[str, str], *, policy: Policy, worksp
         raise InvalidInput(f"Invalid value for workspaceId: {problem}.")
     secret = verify(workspace_id, body, headers)
     principal = Principal(credential_id=secret.id, kind="signing_secret", user_id=secret.created_by,
-                          workspace_id=workspace_id, permissions=SIGNED_PERMISSIONS)
+                          workspace_id=workspace_id, permissions=SIGNED_PERMISSIONS, webhook_id=headers["webhook-id"])
     _count(f"webhook-signing:{workspace_id}", policy.limit_for(None), report)
     if permission is not None:
         require(principal, permission)

@@ -7,6 +7,14 @@ addresses are refused unless ``WEBHOOK_ALLOW_PRIVATE_ADDRESSES`` allows them. Th
 when it is registered and its host resolved again at every delivery, and the delivery connects
 to the address it checked (api.webhook_delivery): a name that resolved to a public address at
 registration and to 10.0.0.5 later is refused then.
+
+An IPv6 address that carries an IPv4 one is judged by the IPv4 it carries, since that is where
+its packets end up: IPv4-mapped ``::ffff:a.b.c.d``, NAT64 ``64:ff9b::a.b.c.d``, 6to4
+``2002:AABB:CCDD::/48`` and Teredo ``2001:0::/32`` (both its server's and its client's IPv4 must be
+public). Two forms are refused whatever they carry: the deprecated IPv4-compatible ``::a.b.c.d``
+(no receiver has one; ``::`` and ``::1`` are judged as themselves), and NAT64's local-use prefix
+``64:ff9b:1::/48`` (RFC 8215), which leads to a translator of the operator's own network and
+places the IPv4 where that network's prefix length says.
 """
 from __future__ import annotations
 
@@ -53,11 +61,42 @@ def _literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL_USE = ipaddress.IPv6Network("64:ff9b:1::/48")
+
+
 def refusal(address: str) -> str | None:
     """Why ``address`` (an IP address) is not a public one, or None if it is."""
     ip = _literal(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _NAT64_LOCAL_USE:
+            return "a local-use NAT64 address (64:ff9b:1::/48), which leads into a private network"
+        if ip in _IPV4_COMPATIBLE and int(ip) > 1:
+            return "a deprecated IPv4-compatible address (::a.b.c.d), not a public one"
+        carried = _carried_ipv4(ip)
+        if carried:
+            for inner in carried:
+                if (reason := _refusal(inner)) is not None:
+                    return f"{reason} ({inner}, carried in the IPv6 address)"
+            return None
+    return _refusal(ip)
+
+
+def _carried_ipv4(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    """The IPv4 addresses whose hosts ``ip``'s packets reach, if it is a form that carries one."""
+    if ip.ipv4_mapped is not None:
+        return (ip.ipv4_mapped,)
+    if ip in _NAT64:
+        return (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF),)
+    if ip.sixtofour is not None:
+        return (ip.sixtofour,)
+    if ip.teredo is not None:
+        return ip.teredo  # its server, and its client (the last 32 bits inverted)
+    return ()
+
+
+def _refusal(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     if ip.is_loopback:
         return "a loopback address"
     if ip.is_link_local:

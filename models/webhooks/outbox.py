@@ -36,7 +36,7 @@ from models.kernel.db import database, is_postgres, new_id, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.leases import LeasedWork
 from models.kernel.pagination import Page, PageQuery, workspace_list
-from models.kernel.sql import Prepared
+from models.kernel.sql import Prepared, Statement
 from models.webhooks.tables import WebhookAttempt, WebhookEvent, WebhookSubscription
 
 EVENT_STATUSES = ("pending", "delivered", "failed", "paused")
@@ -210,11 +210,17 @@ def record(job: Claimed, outcome: Outcome, *, retry_base_s: float, now: datetime
     """Log the attempt and move the event on: delivered, due again after a backoff, or failed
     past its ``give_up_at``. A ping is never retried and leaves the subscription's health alone.
     Returns the event's new status, or None if the claim is no longer the event's (the lease ran
-    out and another worker took it, or the subscription was disabled meanwhile)."""
+    out and another worker took it, or the subscription was disabled meanwhile) or the event is
+    gone (deleted with its call or its subscription while it was sent): then nothing is logged."""
     now = now or utcnow()
     E, S = WebhookEvent, WebhookSubscription
     mine = (E.id == job.event_id) & (E.attempts == job.attempt) & (E.status == "pending")
     with database.atomic():
+        # The event's row locked first, as the update below would, so that a delete of its call
+        # or subscription (cascading to it) waits for the attempt's entry, then takes it along,
+        # instead of leaving it a dangling reference; SQLite's transactions hold the write lock.
+        if _EVENT_HELD[is_postgres()].one(job.event_id) is None:
+            return None
         WebhookAttempt.insert(workspace=job.workspace_id, event=job.event_id, subscription=job.subscription_id,
                               attempt=job.attempt, started_at=outcome.started_at, succeeded=outcome.succeeded,
                               status_code=outcome.status_code, latency_ms=round(outcome.latency_ms, 3),
@@ -232,6 +238,10 @@ def record(job: Claimed, outcome: Outcome, *, retry_base_s: float, now: datetime
         if job.event_type != "ping":
             _count_failure(job.subscription_id, now)
     return status if changed else None
+
+
+_EVENT_HELD = {postgres: Statement("SELECT 1 FROM webhook_event WHERE id = {p}"
+                                   + (" FOR NO KEY UPDATE" if postgres else "")) for postgres in (True, False)}
 
 
 def _error_summary(outcome: Outcome) -> str:

@@ -1,11 +1,13 @@
-"""The tables of webhooks: the signing secrets of inbound reports, the outbound subscriptions,
-their events (the outbox) and the log of delivery attempts (models.webhooks)."""
+"""The tables of webhooks: the signing secrets of inbound reports and the webhook-ids of those
+taken in, the outbound subscriptions, their events (the outbox) and the log of delivery attempts
+(models.webhooks)."""
 from __future__ import annotations
 
 from peewee import (
     AutoField,
     BooleanField,
     CharField,
+    CompositeKey,
     DateTimeField,
     DoubleField,
     ForeignKeyField,
@@ -29,6 +31,17 @@ class SigningSecret(WorkspaceScoped):
 
     class Meta:
         indexes = ((("workspace", "created_at"), False),)
+
+
+class ReceivedWebhook(WorkspaceScoped):
+    """The webhook-id of a signed report taken in, kept while a replay of it could still verify
+    (models.webhooks.replays)."""
+    webhook_id = CharField(max_length=256)
+    received_at = DateTimeField()
+
+    class Meta:
+        primary_key = CompositeKey("workspace", "webhook_id")
+        indexes = ((("workspace", "received_at"), False),)
 
 
 class WebhookSubscription(WorkspaceScoped):

@@ -21,8 +21,10 @@ from tests.support.reports import QUERY_LEFT_OUT, post_report
 MASKED = "+*******0123"
 
 
-def signed_headers(secret: str, raw: bytes, *, at: datetime | None = None, message_id: str = "msg_1") -> dict:
+def signed_headers(secret: str, raw: bytes, *, at: datetime | None = None, message_id: str | None = None) -> dict:
+    """As the call runtime signs a report: a new webhook-id unless ``message_id`` repeats one."""
     at = at or datetime.now(timezone.utc)
+    message_id = message_id or f"msg_{uuid.uuid4().hex}"
     signature = Webhook(secret).sign(message_id, at, raw.decode())
     return {"webhook-id": message_id, "webhook-timestamp": str(int(at.timestamp())), "webhook-signature": signature}
 
@@ -33,7 +35,7 @@ def test_a_report_is_recorded_with_every_field_and_its_unknown_fields_kept(platf
     api = owner(platform)
     body = factories.report(api.actor, tags=["Billing", "billing ", "vip"], vendorField={"a": 1})
     result = post_report(platform, api.actor, body)["result"]
-    assert result == {"callId": body["callId"], "created": True, "ingestWarnings": []}
+    assert result == {"callId": body["callId"], "created": True, "replayed": False, "ingestWarnings": []}
     call = api("GET", f"/call/{body['callId']}")["call"]
     assert call["status"] == "completed" and call["customer"] == "+14155550123"
     assert call["durationMs"] == 42000 and call["callType"] == "inbound"
@@ -312,6 +314,67 @@ def test_the_replay_window_is_five_minutes_either_way(platform):
                            headers=signed_headers(secret, raw, at=now + timedelta(seconds=offset)))
         if expect == 401:
             assert "5 minutes" in data["message"]
+
+
+def test_a_signed_report_replayed_after_its_call_was_deleted_is_answered_200_and_not_taken_in(platform):
+    api = owner(platform)
+    secret = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    report = factories.report(api.actor)
+    raw = orjson.dumps(report)
+    headers = signed_headers(secret, raw)
+    assert post_report(platform, api.actor, None, raw=raw, headers=headers)["result"]["created"] is True
+    api("DELETE", f"/call/{report['callId']}")
+    for _ in range(2):  # the very request again, within the signature's five minutes
+        data = post_report(platform, api.actor, None, raw=raw, headers=headers, workspace_id=QUERY_LEFT_OUT)
+        assert data["result"] == {"callId": report["callId"], "created": False, "replayed": True,
+                                  "ingestWarnings": []}
+        assert "processed already" in data["message"]
+    api("GET", f"/call/{report['callId']}", 404)
+    # The id is the workspace's: another workspace's report may carry the same one.
+    other = owner(platform)
+    other_secret = other("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    foreign = orjson.dumps(factories.report(other.actor))
+    same_id = signed_headers(other_secret, foreign, message_id=headers["webhook-id"])
+    assert post_report(platform, other.actor, None, raw=foreign, headers=same_id)["result"]["created"] is True
+    # A report sent with a bearer credential carries no id, and is taken in as before.
+    assert post_report(platform, api.actor, report)["result"] == {"callId": report["callId"], "created": True,
+                                                                  "replayed": False, "ingestWarnings": []}
+
+
+def test_a_signed_report_refused_with_400_or_409_leaves_its_webhook_id_for_the_senders_retry(platform):
+    api = owner(platform)
+    secret = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    recorded = factories.report(api.actor)
+    post_report(platform, api.actor, recorded)
+    backwards = factories.report(api.actor, endedAt="2020-01-01T00:00:00Z")  # refused by the ingest: 400
+    conflicting = {**recorded, "summary": "Another summary."}  # a different report for a recorded call: 409
+    for refused, status in ((backwards, 400), (conflicting, 409)):
+        raw = orjson.dumps(refused)
+        headers = signed_headers(secret, raw)
+        post_report(platform, api.actor, None, raw=raw, headers=headers, expect=status)
+        corrected = orjson.dumps(factories.report(api.actor))
+        retry = signed_headers(secret, corrected, message_id=headers["webhook-id"])
+        result = post_report(platform, api.actor, None, raw=corrected, headers=retry)["result"]
+        assert result["created"] is True and result["replayed"] is False
+        assert post_report(platform, api.actor, None, raw=corrected, headers=retry)["result"]["replayed"] is True
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("webhook-timestamp", "+{timestamp}", "ASCII digits"), ("webhook-timestamp", "{timestamp}.0", "ASCII digits"),
+    ("webhook-signature", "{signature}=", "base64"), ("webhook-signature", "{signature_with_dot}", "base64"),
+    ("webhook-signature", "{signature}  {signature}", "one space"), ("webhook-id", "msg 1", "printable ASCII"),
+])
+def test_malformed_signature_headers_are_401_naming_the_header_and_its_rule(platform, name, value, words):
+    api = owner(platform)
+    secret = api("POST", "/webhooks/signing-secrets", json={})["signingSecret"]["secret"]
+    raw = orjson.dumps(factories.report(api.actor))
+    headers = signed_headers(secret, raw, message_id="msg_1")
+    signature = headers["webhook-signature"]
+    headers[name] = value.format(timestamp=headers["webhook-timestamp"], signature=signature,
+                                 signature_with_dot=signature[:12] + "." + signature[12:])
+    error = post_report(platform, api.actor, None, raw=raw, headers=headers, expect=401)
+    assert error["code"] == "unauthenticated" and name in error["message"] and words in error["message"], error
+    assert api("GET", "/call")["pagination"]["total"] == 0
 
 
 def test_a_rotated_secret_verifies_for_its_grace_period_only(platform):

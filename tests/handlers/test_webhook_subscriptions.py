@@ -3,6 +3,7 @@ subscriptions and their rules, signatures the receiver verifies, retries on fail
 rotation with both signatures, test-fire, the delivery log, redelivery and the outbox's atomicity."""
 from __future__ import annotations
 
+import logging
 import time
 
 import orjson
@@ -87,6 +88,19 @@ def test_bad_urls_and_event_lists_are_400_naming_the_rule(platform, receiver):
     assert "events" in subscribe(api, receiver.url, 400, events=["call-started"])["message"]
 
 
+@pytest.mark.parametrize("settings_overrides", [{"webhook_allow_private_addresses": False}])
+def test_ipv6_urls_that_carry_a_private_ipv4_are_400_when_private_addresses_are_not_allowed(platform):
+    api = owner(platform)
+    for url in ("https://[::127.0.0.1]/hook", "https://[64:ff9b::7f00:1]/hook", "https://[2002:7f00:1::]/hook",
+                "https://[2001:0:808:808::80ff:fffe]/hook"):
+        error = subscribe(api, url, 400)
+        assert error["code"] == "validation_failed" and "url" in error["message"], (url, error)
+        assert "WEBHOOK_ALLOW_PRIVATE_ADDRESSES" in error["message"], (url, error)
+    # The same forms carrying a public IPv4 (8.8.8.8) are registered.
+    for url in ("https://[64:ff9b::808:808]/hook", "https://[2002:808:808::]/hook"):
+        assert subscribe(api, url)["subscription"]["url"] == url
+
+
 def test_a_workspace_holds_at_most_100_subscriptions(platform, receiver):
     api = owner(platform)
     for _ in range(100):
@@ -115,6 +129,30 @@ def test_a_recorded_call_is_posted_signed_with_the_spec_payload(platform, receiv
     # A redelivery of the same report records nothing new, so sends nothing new.
     post_report(platform, api.actor, report)
     assert api("GET", "/webhooks/events")["pagination"]["total"] == 1
+
+
+def test_a_call_deleted_while_its_event_is_sent_drops_the_outcome_quietly_and_leaves_nothing(
+        platform, receiver, caplog):
+    api = owner(platform)
+    made = subscribe(api, receiver.url)
+    receiver.script = [Answer(200, delay_s=0.5)]  # the call is deleted while the receiver takes its time
+    report = factories.report(api.actor)
+    with caplog.at_level(logging.INFO):
+        post_report(platform, api.actor, report)
+        deadline = time.monotonic() + 15
+        while (event := only_event(api))["attempts"] == 0:  # not claimed yet
+            assert time.monotonic() < deadline, event
+            time.sleep(0.02)
+        api("DELETE", f"/call/{report['callId']}")
+        receiver.wait_for(1)
+        # The worker says what became of the attempt's outcome, in a line naming the event.
+        while not [r for r in caplog.records if r.name == "api.webhooks" and event["id"] in r.getMessage()]:
+            assert time.monotonic() < deadline, "the worker never finished the attempt"
+            time.sleep(0.02)
+    errors = [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
+    assert api("GET", "/webhooks/events")["pagination"]["total"] == 0
+    assert api("GET", f"/webhooks/subscriptions/{made['subscription']['id']}/deliveries")["pagination"]["total"] == 0
 
 
 def test_failures_and_timeouts_are_retried_with_the_same_id_until_one_succeeds(platform, receiver):

@@ -75,3 +75,43 @@ def test_delivery_refuses_a_private_address_at_send_time_and_sends_nothing():
         assert len(receiver.received) == 1
     finally:
         receiver.close()
+
+
+# 127.0.0.1 and 10.0.0.1 inside the IPv6 forms that carry an IPv4 address; the Teredo ones
+# (2001:0:<server>:<flags>:<port>:<client, inverted>) carry a public server and a private client,
+# and the reverse.
+@pytest.mark.parametrize("address, reason", [
+    ("::127.0.0.1", "IPv4-compatible"), ("::10.0.0.1", "IPv4-compatible"), ("::8.8.8.8", "IPv4-compatible"),
+    ("64:ff9b::7f00:1", "loopback"), ("64:ff9b::a00:1", "private"), ("64:ff9b::a9fe:a9fe", "link-local"),
+    ("64:ff9b:1::a00:1", "local-use NAT64"), ("64:ff9b:1:ffff::808:808", "local-use NAT64"),
+    ("2002:7f00:1::", "loopback"), ("2002:a00:1:1::1", "private"), ("2002:a9fe:a9fe::", "link-local"),
+    ("2001:0:808:808:0:0:80ff:fffe", "loopback"), ("2001:0:808:808:0:0:f5ff:fffe", "private"),
+    ("2001:0:7f00:1:0:0:f7f7:f7f7", "loopback"),
+])
+def test_ipv6_addresses_are_judged_by_the_ipv4_they_carry(address, reason):
+    assert reason in refusal(address), address
+
+
+@pytest.mark.parametrize("address", [
+    "64:ff9b::808:808", "64:ff9b::5db8:d70e", "2002:808:808::", "2002:808:808:1::1",
+    "2001:0:808:808:0:0:f7f7:fbfb",  # Teredo: server 8.8.8.8, client 8.8.4.4
+    "::ffff:8.8.8.8",
+])
+def test_ipv6_addresses_that_carry_a_public_ipv4_pass(address):
+    assert refusal(address) is None
+
+
+@pytest.mark.parametrize("url", ["https://[::127.0.0.1]/", "https://[64:ff9b::7f00:1]/", "https://[2002:7f00:1::]/",
+                                 "https://[2001:0:808:808::80ff:fffe]/", "https://[64:ff9b:1::a00:1]/"])
+def test_registration_refuses_ipv6_forms_that_carry_a_private_ipv4(url):
+    with pytest.raises(InvalidInput, match="WEBHOOK_ALLOW_PRIVATE_ADDRESSES"):
+        check_url(url)
+    assert check_url(url.replace("7f00:1", "808:808").replace("80ff:fffe", "f7f7:fbfb")
+                     .replace("::127.0.0.1", "::ffff:8.8.8.8").replace("64:ff9b:1::a00:1", "64:ff9b::808:808"))
+
+
+def test_delivery_refuses_an_ipv6_form_that_carries_a_private_ipv4_and_sends_nothing():
+    for url in ("https://[64:ff9b::7f00:1]/hook", "https://[2002:7f00:1::]/hook", "https://[::127.0.0.1]/hook"):
+        outcome = post(url, "evt", {"type": "ping"}, ["whsec_" + "A" * 43], timeout_s=5)
+        assert not outcome.succeeded and outcome.status_code is None, url
+        assert outcome.error.startswith("Not sent:") and "public addresses only" in outcome.error, outcome.error

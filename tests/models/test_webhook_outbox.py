@@ -8,11 +8,12 @@ from datetime import timedelta
 
 import pytest
 
+from models.calls.calls import delete_call
 from models.kernel import encryption
 from models.kernel.db import session, utcnow
 from models.webhooks import addresses, outbox, subscriptions
 from models.webhooks.outbox import MAX_BACKOFF_S, RETRY_WINDOW_S, Outcome, backoff_s
-from models.webhooks.tables import WebhookEvent
+from models.webhooks.tables import WebhookAttempt, WebhookEvent
 from tests.support import factories
 from tests.support.threads import run_threads
 
@@ -199,3 +200,16 @@ def test_a_subscription_deleted_while_a_call_is_recorded_neither_fails_the_inges
     with session():
         assert outbox.list_events(workspace_id=owner.workspace_id, limit=10, offset=0).total == 0
         assert WebhookEvent.select().where(WebhookEvent.call == call_id).count() == 0
+
+
+@pytest.mark.parametrize("outcome", [succeeded, failed])
+def test_the_outcome_of_an_event_deleted_with_its_call_meanwhile_is_dropped_and_leaves_nothing(owner, outcome):
+    subscription(owner)
+    call_id = a_call_with_events(owner)
+    with session():
+        job = outbox.claim(LEASE_S)
+        delete_call(workspace_id=owner.workspace_id, call_id=call_id)
+        assert outbox.record(job, outcome(utcnow()), retry_base_s=BASE_S) is None
+        assert WebhookEvent.select().where(WebhookEvent.id == job.event_id).count() == 0
+        assert WebhookAttempt.select().where(WebhookAttempt.event == job.event_id).count() == 0
+        assert outbox.claim(LEASE_S) is None
