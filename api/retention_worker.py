@@ -1,5 +1,6 @@
 """The periodic retention purge of an API process (models.calls.retention.purge_due), and the
-forgetting of client addresses' rate-limit counters of past days (models.identity.rate_limits).
+forgetting of what is kept only for a while: client addresses' rate-limit counters of past days
+(models.identity.rate_limits), the webhook-ids of signed reports (models.webhooks.replays).
 
 One thread per process wakes every ``RETENTION_INTERVAL_S`` (0: never, in this process); on
 PostgreSQL an advisory lock lets one process purge at a time, the others skip that round.
@@ -12,6 +13,7 @@ import threading
 from core.settings import Settings
 from models.calls import retention
 from models.identity import rate_limits
+from models.webhooks import replays
 from models.kernel.db import session
 
 log = logging.getLogger(__name__)
@@ -43,5 +45,6 @@ class RetentionWorker:
                     log.info("retention purge of workspace %s deleted %d calls", workspace_id, deleted.calls)
                 with session():
                     rate_limits.forget_past_addresses()
+                    replays.forget_expired()
             except Exception:
                 log.exception("the retention purge failed; it runs again in %g s", self.interval_s)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 
 from api.contract import SPEC_DIR, Operation, operations
