@@ -9,6 +9,7 @@ import pytest
 
 from tests.support import factories
 from tests.support.client import Api
+from tests.support.held_exchanges import HeldExchange
 from tests.support.uploads import WAV, upload
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -170,3 +171,41 @@ def test_permissions_split_upload_and_download(api, platform):
     upload(Api(platform, uploader), call_id, WAV)
     download(Api(platform, uploader), call_id, 403)
     assert download(Api(platform, reader), call_id).content == WAV
+
+
+def held_download(api: Api, call_id: str, **headers) -> HeldExchange:
+    return HeldExchange(api.client, f"/api/v2/call/{call_id}/recording", params={"workspaceId": api.actor.workspace_id},
+                        headers={**api.actor.headers, **headers})
+
+
+@pytest.mark.parametrize("range_header, status, part", [
+    (None, 200, slice(None)), ("bytes=100-", 206, slice(100, None)), ("bytes=-70000", 206, slice(-70000, None))])
+def test_a_download_begun_before_a_new_upload_ends_with_the_bytes_it_began_with(api, tmp_path, range_header,
+                                                                                 status, part):
+    # Longer than one read from disk (64 KiB), so that the body comes in several parts.
+    call_id = factories.call(api.actor)
+    upload(api, call_id, WAV)
+    held = held_download(api, call_id, **({"Range": range_header} if range_header else {}))
+    assert held.status == status and int(held.headers["content-length"]) == len(WAV[part])
+    replacement = b"RIFF" + bytes(reversed(WAV[4:]))
+    upload(api, call_id, replacement)
+    assert [p.read_bytes() for p in recording_files(tmp_path)] == [replacement]  # the old file's name is gone
+    assert held.read_body() == WAV[part] and held.complete
+    assert download(api, call_id).content == replacement
+
+
+def test_a_download_begun_before_its_call_is_deleted_ends_whole_and_the_next_is_404(api, tmp_path):
+    call_id = factories.call(api.actor)
+    upload(api, call_id, WAV)
+    held = held_download(api, call_id, Range="bytes=10-")
+    api("DELETE", f"/call/{call_id}")
+    assert recording_files(tmp_path) == []
+    assert held.read_body() == WAV[10:] and held.complete
+    assert "No call" in download(api, call_id, 404).json()["data"]["message"]
+
+
+def test_a_recording_whose_file_is_gone_is_404_in_the_envelope(api, tmp_path):
+    call_id = factories.call(api.actor)
+    upload(api, call_id, WAV)
+    recording_files(tmp_path)[0].unlink()  # as a deletion racing this download leaves it
+    assert "replaced or deleted meanwhile" in download(api, call_id, 404).json()["data"]["message"]
