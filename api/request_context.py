@@ -1,6 +1,7 @@
 """Per-request context: the request id every response carries, headers that other layers add to the
 response whatever produced it (rate-limit headers), and, once the response is sent, the one
-access-log line (with the operation and the admitted credential's id) and the request's metrics."""
+access-log line (with the operation and the admitted credential's id, the bytes of body sent, and
+whether the response was sent whole) and the request's metrics."""
 from __future__ import annotations
 
 import logging
@@ -63,6 +64,13 @@ class RequestContextMiddleware:
         token = _state.set(state)
         started = time.perf_counter()
         status = 500
+        sent = _Sent()
+
+        async def receive_noting_disconnect() -> Message:
+            message = await receive()
+            if message["type"] == "http.disconnect" and not sent.complete:
+                sent.client_left = True
+            return message
 
         async def send_with_headers(message: Message) -> None:
             nonlocal status
@@ -76,14 +84,28 @@ class RequestContextMiddleware:
                                if (name := k.lower().encode()) not in present)
                 message = {**message, "headers": headers}
             await send(message)
+            if message["type"] == "http.response.body" and not sent.client_left:
+                sent.bytes += len(message.get("body", b""))
+                sent.complete = not message.get("more_body", False)
 
         try:
-            await self.app(scope, receive, send_with_headers)
+            await self.app(scope, receive_noting_disconnect, send_with_headers)
         finally:
             finished = time.perf_counter()
             # connexion's routing names the operation in the scope; a path it did not route has none.
             operation = extensions.get("connexion_routing", {}).get("operation_id") or "-"
             REQUESTS.observe(operation, status, finished - started)
-            log_access(access_log, scope["method"], scope["path"], status, started,
-                       finished, state.id, operation=operation, credential_id=state.credential_id)
+            log_access(access_log, scope["method"], scope["path"], status, started, finished, state.id,
+                       operation=operation, credential_id=state.credential_id, bytes_sent=sent.bytes,
+                       complete=sent.complete)
             _state.reset(token)
+
+
+@dataclass
+class _Sent:
+    """What of the response reached the server: the body's bytes handed over before the client
+    left, and whether its last part was (a response the app gave up on, or whose client left
+    first, is not complete, whatever its status said)."""
+    bytes: int = 0
+    complete: bool = False
+    client_left: bool = False

@@ -25,7 +25,7 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 # Ids are at most 255 characters; a path of megabytes is an attack, not something to log whole.
 LOGGED_PATH_CHARS = 300
 # The fields an access line carries besides its message.
-ACCESS_FIELDS = ("method", "path", "operation", "status", "ms", "request_id", "credential_id")
+ACCESS_FIELDS = ("method", "path", "operation", "status", "ms", "request_id", "credential_id", "bytes", "complete")
 
 
 def request_id_from(incoming: str | None) -> str:
@@ -56,22 +56,31 @@ _new_request_id = _RequestIds()
 
 
 def log_access(logger: logging.Logger, method: str, path: str, status: int, started: float, finished: float,
-               request_id: str, *, operation: str | None = None, credential_id: str | None = None) -> None:
+               request_id: str, *, operation: str | None = None, credential_id: str | None = None,
+               bytes_sent: int | None = None, complete: bool = True) -> None:
     """The access line of one request. The path, as the client sent it, is written with its control
-    characters escaped (a %0A must not start a forged line) and cut to LOGGED_PATH_CHARS."""
+    characters escaped (a %0A must not start a forged line) and cut to LOGGED_PATH_CHARS.
+    ``bytes_sent``, where the server knows it, is the response body as sent; a response cut short
+    (its client left, or its body failed midway) is not ``complete``, and its line says so: the
+    status alone was sent before the body and would claim an answer that did not arrive."""
     # isEnabledFor first: with the log off, a request pays for no formatting at all.
     if logger.isEnabledFor(logging.INFO):
         path = printable(path, LOGGED_PATH_CHARS)
         ms = round((finished - started) * 1000, 1)
+        text, args = _TEXT, (method, path, operation or "-", status, ms, request_id, credential_id or "-")
+        if bytes_sent is not None:
+            text, args = text + " %dB", (*args, bytes_sent)
+        if not complete:
+            text += " incomplete"
         # The record made here rather than by logger.info, which would walk the stack to find what
         # is known: the caller is this function.
         logger.handle(logger.makeRecord(
-            logger.name, logging.INFO, __file__, _ACCESS_LINE, "%s %s %s %d %.1fms %s %s",
-            (method, path, operation or "-", status, ms, request_id, credential_id or "-"), None, "log_access",
+            logger.name, logging.INFO, __file__, _ACCESS_LINE, text, args, None, "log_access",
             {"method": method, "path": path, "operation": operation, "status": status, "ms": ms,
-             "request_id": request_id, "credential_id": credential_id}))
+             "request_id": request_id, "credential_id": credential_id, "bytes": bytes_sent, "complete": complete}))
 
 
+_TEXT = "%s %s %s %d %.1fms %s %s"
 _ACCESS_LINE = log_access.__code__.co_firstlineno
 
 

@@ -2,7 +2,9 @@
 
 The upload is the one handler that reads its own body: it runs on the event loop and writes the
 stream to disk a buffer at a time (models.calls.recordings), so a 100 MB file never sits in memory; its
-SQL runs in worker threads, each in a session of its own.
+SQL runs in worker threads, each in a session of its own. A download is answered from the file
+opened before its status is sent (api.open_file_response), so a new upload or a deletion meanwhile
+does not cut it short.
 """
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ import functools
 import anyio.to_thread
 import connexion
 from starlette.requests import ClientDisconnect
-from starlette.responses import FileResponse, MalformedRangeHeader, RangeNotSatisfiable
+from starlette.responses import MalformedRangeHeader, RangeNotSatisfiable
 
 from api.envelope import ok
 from api.offload import in_session
+from api.open_file_response import OpenFileResponse
 from handlers.wire import iso
 from models.calls import calls, recordings
 from models.kernel.errors import DomainError, InvalidInput
@@ -80,15 +83,23 @@ def _write_all(handle, chunks: list[bytes]) -> None:
 
 
 async def get_call_recording(callId: str, workspaceId: str):
-    path, content_type, size = await in_session(recordings.recording_file, workspace_id=workspaceId, call_id=callId)
-    response = FileResponse(path, media_type=content_type, stat_result=size)
-    if (Range := connexion.request.headers.get("range")) is not None:
-        # starlette answers a bad range in plain text; this service answers in its envelope.
-        try:
-            response._parse_range_header(Range, size.st_size)
-        except MalformedRangeHeader as exc:
-            raise InvalidInput(f"Invalid Range header: {exc.content}") from None
-        except RangeNotSatisfiable:
-            raise RangeOutside(f"The range {Range[:40]!r} lies outside the recording's {size.st_size} bytes.",
-                               headers={"Content-Range": f"bytes */{size.st_size}"}) from None
+    recording = await in_session(recordings.open_recording, workspace_id=workspaceId, call_id=callId)
+    try:
+        response = OpenFileResponse(recording.file, media_type=recording.content_type)
+        if (Range := connexion.request.headers.get("range")) is not None:
+            _check_range(response, Range)
+    except BaseException:
+        recording.file.close()
+        raise
     return response
+
+
+def _check_range(response: OpenFileResponse, header: str) -> None:
+    # starlette answers a bad range in plain text; this service answers in its envelope.
+    try:
+        response.ranges(header)
+    except MalformedRangeHeader as exc:
+        raise InvalidInput(f"Invalid Range header: {exc.content}") from None
+    except RangeNotSatisfiable:
+        raise RangeOutside(f"The range {header[:40]!r} lies outside the recording's {response.size} bytes.",
+                           headers={"Content-Range": f"bytes */{response.size}"}) from None

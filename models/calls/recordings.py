@@ -3,7 +3,8 @@
 An upload is streamed to a ``.part`` file beside its final place, flushed to disk, renamed, and only
 then named in the call's row (in the transaction that queues its transcription): a call never
 names a file that is not whole, and a failed or refused upload leaves nothing behind. A new upload
-replaces the file the call named, which is removed once the new one is committed.
+replaces the file the call named, which is removed once the new one is committed: each upload
+has a file name of its own, so a download that opened the old file reads it to its end.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import secrets
 import shutil
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from models.calls.tables import Call, TranscriptionJob
 from models.kernel.db import after_commit, database, is_postgres, utcnow
@@ -136,18 +137,29 @@ def attach(*, workspace_id: str, call_id: str, path: Path, content_type: str, si
     return Recording(content_type, size, now)
 
 
-def recording_file(*, workspace_id: str, call_id: str) -> tuple[Path, str, os.stat_result]:
-    """The call's uploaded file, its content type, and its size and times as it is now."""
-    row = (Call.in_workspace(workspace_id, Call.recording_path, Call.recording_content_type)
-           .where(Call.id == call_id).tuples().first())
-    if row is None:
-        raise NotFound(f"No call {call_id} in this workspace.")
-    if row[0] is None:
-        raise NotFound(f"Call {call_id} has no uploaded recording (its report's recordingUrl, if any, is in the call).")
-    try:
-        return Path(row[0]), row[1], os.stat(row[0])
-    except FileNotFoundError:  # replaced or deleted since the row was read
-        raise NotFound(f"Call {call_id}'s recording was replaced or deleted meanwhile; ask again.") from None
+class OpenRecording(NamedTuple):
+    file: BinaryIO
+    content_type: str
+
+
+def open_recording(*, workspace_id: str, call_id: str) -> OpenRecording:
+    """The call's uploaded file, open, with its content type; the caller closes it. A download
+    reads what it opened here to its end whatever happens to the call meanwhile: a new upload has
+    a file of its own, and the one it replaces (or a deleted call's) is unlinked, which leaves it
+    readable to those who hold it open. If the file went between reading the row and opening it,
+    the row is read once more: a new upload committed meanwhile names its own file."""
+    for _ in range(2):
+        row = (Call.in_workspace(workspace_id, Call.recording_path, Call.recording_content_type)
+               .where(Call.id == call_id).tuples().first())
+        if row is None:
+            raise NotFound(f"No call {call_id} in this workspace.")
+        if row[0] is None:
+            raise NotFound(f"Call {call_id} has no uploaded recording (its report's recordingUrl, if any, is in the call).")
+        try:
+            return OpenRecording(open(row[0], "rb"), row[1])
+        except FileNotFoundError:
+            continue
+    raise NotFound(f"Call {call_id}'s recording was replaced or deleted meanwhile; ask again.")
 
 
 def delete_recording_file(path: str) -> None:

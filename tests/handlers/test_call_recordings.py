@@ -3,12 +3,15 @@ limits a hostile client meets. Transcription itself: tests/api/test_transcriptio
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from models.kernel.db import utcnow
 from tests.support import factories
 from tests.support.client import Api
+from tests.support.held_exchanges import HeldExchange
 from tests.support.uploads import WAV, upload
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -170,3 +173,80 @@ def test_permissions_split_upload_and_download(api, platform):
     upload(Api(platform, uploader), call_id, WAV)
     download(Api(platform, uploader), call_id, 403)
     assert download(Api(platform, reader), call_id).content == WAV
+
+
+def held_download(api: Api, call_id: str, **headers) -> HeldExchange:
+    return HeldExchange(api.client, f"/api/v2/call/{call_id}/recording", params={"workspaceId": api.actor.workspace_id},
+                        headers={**api.actor.headers, **headers})
+
+
+@pytest.mark.parametrize("range_header, status, part", [
+    (None, 200, slice(None)), ("bytes=100-", 206, slice(100, None)), ("bytes=-70000", 206, slice(-70000, None))])
+def test_a_download_begun_before_a_new_upload_ends_with_the_bytes_it_began_with(api, tmp_path, range_header,
+                                                                                 status, part):
+    # Longer than one read from disk (64 KiB), so that the body comes in several parts.
+    call_id = factories.call(api.actor)
+    upload(api, call_id, WAV)
+    held = held_download(api, call_id, **({"Range": range_header} if range_header else {}))
+    assert held.status == status and int(held.headers["content-length"]) == len(WAV[part])
+    replacement = b"RIFF" + bytes(reversed(WAV[4:]))
+    upload(api, call_id, replacement)
+    assert [p.read_bytes() for p in recording_files(tmp_path)] == [replacement]  # the old file's name is gone
+    assert held.read_body() == WAV[part] and held.complete
+    assert download(api, call_id).content == replacement
+
+
+def delete_call(api: Api, call_id: str) -> int:
+    api("DELETE", f"/call/{call_id}")
+    return 404
+
+
+def purge_it(api: Api, call_id: str) -> int:
+    api("PATCH", "/workspace", json={"settings": {"dataRetentionDays": 1}})
+    assert api("POST", "/workspace/retention/purge", json={})["deleted"]["recordings"] == 1
+    return 404
+
+
+def delete_the_workspace(api: Api, call_id: str) -> int:
+    api("DELETE", "/workspace", confirmName="acme")
+    return 403  # the caller's membership went with it
+
+
+@pytest.mark.parametrize("delete", [delete_call, purge_it, delete_the_workspace])
+def test_a_download_begun_before_a_deletion_ends_whole_and_the_next_is_refused(api, tmp_path, delete):
+    call_id = factories.call(api.actor, started_at=utcnow() - timedelta(days=2))
+    upload(api, call_id, WAV)
+    held = held_download(api, call_id, Range="bytes=10-")
+    refused = delete(api, call_id)
+    assert recording_files(tmp_path) == []
+    assert held.read_body() == WAV[10:] and held.complete
+    download(api, call_id, refused)
+
+
+def test_a_recording_whose_file_is_gone_is_404_in_the_envelope(api, tmp_path):
+    call_id = factories.call(api.actor)
+    upload(api, call_id, WAV)
+    recording_files(tmp_path)[0].unlink()  # as a deletion racing this download leaves it
+    assert "replaced or deleted meanwhile" in download(api, call_id, 404).json()["data"]["message"]
+
+
+def test_several_ranges_come_as_multipart_byteranges_of_the_file(api):
+    call_id = factories.call(api.actor)
+    upload(api, call_id, WAV)
+    response = download(api, call_id, 206, Range="bytes=0-9, 100-109")
+    boundary = response.headers["content-type"].removeprefix("multipart/byteranges; boundary=")
+    assert int(response.headers["content-length"]) == len(response.content)
+    parts = response.content.split(f"--{boundary}".encode())
+    assert parts[0] == b"" and parts[-1] == b"--"
+    for part, (first, last) in zip(parts[1:-1], [(0, 9), (100, 109)], strict=True):
+        head, body = part.split(b"\r\n\r\n", 1)
+        assert f"Content-Range: bytes {first}-{last}/{len(WAV)}".encode() in head
+        assert body == WAV[first:last + 1] + b"\r\n"
+
+
+def test_a_range_with_an_if_range_of_another_version_gets_the_whole_file(api):
+    call_id = factories.call(api.actor)
+    upload(api, call_id, WAV)
+    etag = download(api, call_id).headers["etag"]
+    assert download(api, call_id, 206, Range="bytes=0-9", **{"If-Range": etag}).content == WAV[:10]
+    assert download(api, call_id, 200, Range="bytes=0-9", **{"If-Range": '"another"'}).content == WAV
