@@ -255,6 +255,7 @@ def test_the_limit_of_client_addresses_can_be_switched_off(platform):
     assert all(r.status_code == 400 and "ratelimit-limit" not in r.headers for r in responses)
 
 
+@pytest.mark.slow  # two server processes; the count's exactness is tested in-process too
 @pytest.mark.postgres
 def test_two_worker_processes_on_postgres_admit_exactly_the_limit_of_an_address(tmp_path, scratch_postgres):
     server = start_server(tmp_path, DATABASE_URL=scratch_postgres(), WORKERS=2, RATE_LIMITS_ENABLED="true",
@@ -277,6 +278,7 @@ def forwarded_statuses(server, *clients: str) -> list[int]:
                        headers={"X-Forwarded-For": client}).status_code for client in clients]
 
 
+@pytest.mark.slow  # a server process of its own
 def test_behind_a_trusted_proxy_the_forwarded_client_is_counted(tmp_path):
     # The tests' requests come from 127.0.0.1, which FORWARDED_ALLOW_IPS trusts by default: a proxy on this host.
     server = start_server(tmp_path, RATE_LIMITS_ENABLED="true", ANONYMOUS_REQUESTS_PER_MINUTE=1)
@@ -287,6 +289,7 @@ def test_behind_a_trusted_proxy_the_forwarded_client_is_counted(tmp_path):
         stop_server(server)
 
 
+@pytest.mark.slow  # a server process of its own
 def test_x_forwarded_for_from_a_peer_not_trusted_is_ignored(tmp_path):
     server = start_server(tmp_path, RATE_LIMITS_ENABLED="true", ANONYMOUS_REQUESTS_PER_MINUTE=1,
                           FORWARDED_ALLOW_IPS="192.0.2.1")

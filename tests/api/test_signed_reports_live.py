@@ -23,6 +23,7 @@ def send(client, raw, headers, barrier, answers, index):
     answers[index] = client.post("/webhooks/end-of-call-report", content=raw, headers=headers)
 
 
+@pytest.mark.slow  # two server processes; replays are tested in-process too
 @pytest.mark.postgres
 def test_copies_of_a_signed_report_sent_at_once_to_two_workers_are_taken_in_once(tmp_path, scratch_postgres):
     server = start_server(tmp_path, DATABASE_URL=scratch_postgres(), WORKERS=2, RATE_LIMITS_ENABLED="false")
