@@ -159,6 +159,4 @@ def _problem_message(request: ConnexionRequest, status: int, detail: str | None)
         return _DEFAULT_MESSAGES.get(status, "Request failed.")
     if status == 400:
         return validation_message(detail)
-    if status == 415 and not detail.endswith("."):
-        return f"Unsupported media type: {detail}."
     return detail

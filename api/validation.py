@@ -126,12 +126,10 @@ class JSONBodyValidator(JSONRequestBodyValidator):
     async def _parse(self, stream, scope):
         raw = b"".join([chunk async for chunk in stream])
         try:
-            text = raw.decode(self._encoding)
-        except LookupError:
-            raise UnsupportedMediaTypeProblem(detail=f"the charset {self._encoding!r} is not supported.") from None
+            text = raw.decode("utf-8")  # the one charset of JSON (RFC 8259); _ValidationOnce refuses others
         except UnicodeDecodeError as exc:
             raise BadRequestProblem(
-                detail=f"The request body is not valid {self._encoding}: {exc.reason} at byte {exc.start}.") from None
+                detail=f"The request body is not valid UTF-8: {exc.reason} at byte {exc.start}.") from None
         if not text:
             return None
         try:
@@ -287,6 +285,7 @@ class _ValidationOnce(RequestValidationOperation):
             operation.parameters, uri_parser=uri_parser_of(operation), strict_validation=self.strict_validation,
             security_query_params=self.security_query_params)
         self._takes_body = operation.is_request_body_defined or bool(operation.consumes)
+        self._reads_json = "application/json" in operation.consumes
 
     async def __call__(self, scope, receive, send):
         if self._takes_body:
@@ -309,7 +308,12 @@ class _ValidationOnce(RequestValidationOperation):
         be given raw bytes; so a body without a Content-Type is refused, on every operation alike.
         A request with no body at all needs none: it is the same as an empty JSON body."""
         headers = scope["headers"]
-        if any(name.lower() == b"content-type" for name, _ in headers):
+        declared = next((value for name, value in headers if name.lower() == b"content-type"), None)
+        if declared is not None:
+            charset = _charset(declared.decode("latin-1"))
+            if charset is not None and charset.lower() not in ("utf-8", "utf8") and self._reads_json:
+                raise UnsupportedMediaTypeProblem(
+                    detail=f"A JSON body is UTF-8; the charset '{shorten_name(charset)}' is not read here.")
             return
         if not _has_body(headers):
             # Said as the operation's first concrete media type, so that every layer reads it alike.
@@ -318,6 +322,15 @@ class _ValidationOnce(RequestValidationOperation):
             return
         raise UnsupportedMediaTypeProblem(
             detail=f"The request has a body but no Content-Type header; send it as {_accepted(self._operation)}.")
+
+
+def _charset(content_type: str) -> str | None:
+    """The charset parameter of a Content-Type (``application/json; charset="utf-8"``), or None."""
+    for parameter in content_type.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"')
+    return None
 
 
 def _has_body(headers) -> bool:

@@ -179,6 +179,22 @@ def test_415(platform):
     assert_error(r, 415, "application/json")
 
 
+@pytest.mark.parametrize("content_type, status", [
+    ("application/json; charset=klingon", 415), ("application/json;charset=latin-1", 415),
+    ('application/json; charset="iso-8859-1"', 415), ("application/json; charset=UTF-8", 200),
+    ('application/json;charset="utf-8"', 200), ("application/json; CHARSET=utf8", 200)])
+def test_a_json_body_is_utf_8_and_another_charset_is_415_naming_it(platform, content_type, status):
+    owner = platform.workspace()
+    body = b'{"name": "k", "userId": "' + owner.user_id.encode() + b'"}'
+    r = platform.client.post(API, params={"workspaceId": owner.workspace_id}, content=body,
+                             headers={**owner.headers, "content-type": content_type})
+    if status == 415:
+        charset = content_type.rpartition("=")[2].strip('"')
+        assert_error(r, 415, f"'{charset}'", "UTF-8")
+    else:
+        assert r.status_code == 200, r.text
+
+
 @pytest.mark.parametrize("settings_overrides", [{"default_requests_per_minute": 1}])
 def test_429(platform):
     owner = platform.workspace()
