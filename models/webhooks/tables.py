@@ -41,7 +41,7 @@ class ReceivedWebhook(WorkspaceScoped):
 
     class Meta:
         primary_key = CompositeKey("workspace", "webhook_id")
-        indexes = ((("workspace", "received_at"), False),)
+        indexes = ((("received_at",), False),)
 
 
 class WebhookSubscription(WorkspaceScoped):
