@@ -181,8 +181,9 @@ def assert_limited(response, limit: int, window_s: int) -> None:
     assert response.headers["ratelimit-reset"] == response.headers["retry-after"]
 
 
-def test_some_operation_takes_no_credential():
-    assert [o.operation_id for o in ANONYMOUS] == ["acceptInvitation"]
+def test_the_walk_finds_the_operations_without_a_credential():
+    # Not an empty walk: accepting an invitation is one, whatever others join it.
+    assert "acceptInvitation" in {o.operation_id for o in ANONYMOUS}
 
 
 @pytest.mark.parametrize("settings_overrides", [{"anonymous_requests_per_minute": 3}])
