@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from models.identity.members import returning_since
 from models.identity.permissions import ROLES
 from models.identity.tables import AccessToken, Membership, User
 from models.kernel.db import database, utcnow
@@ -33,7 +34,8 @@ def add_member(*, workspace_id: str, email: str, role: str, display_name: str | 
         user = User.get_or_none(User.email == email) or User.create(email=email, display_name=display_name)
         if Membership.get_or_none(workspace=workspace_id, user=user) is not None:
             raise Conflict(f"{email} is already a member of this workspace")
-        Membership.create(workspace=workspace_id, user=user, role=role)
+        Membership.create(workspace=workspace_id, user=user, role=role,
+                          tokens_since=returning_since(workspace_id=workspace_id, user_id=user.id))
     return user
 
 

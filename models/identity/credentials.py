@@ -49,8 +49,7 @@ _ACCESS_TOKEN_ROWS = '''
     JOIN "user" u ON u.id = t.user_id
     LEFT JOIN membership m ON m.user_id = t.user_id
         AND (CAST({p} AS VARCHAR(255)) IS NULL OR m.workspace_id = {p})
-        AND NOT EXISTS (SELECT 1 FROM member_departure d WHERE d.workspace_id = m.workspace_id
-                        AND d.user_id = m.user_id AND d.departed_at >= t.created_at)
+        AND (m.tokens_since IS NULL OR t.created_at > m.tokens_since)
     LEFT JOIN workspace_role r ON r.id = m.role AND r.workspace_id = m.workspace_id
     WHERE t.token_hash = {p}
     LIMIT 2'''

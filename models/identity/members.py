@@ -118,8 +118,16 @@ def add(*, workspace_id: str, user_id: str, role: str) -> bool:
     if _M.select().where((_M.workspace == workspace_id) & (_M.user == user_id)).exists():
         return False
     lock_for_assignment(workspace_id, role)
-    _M.create(workspace=workspace_id, user=user_id, role=role)
+    _M.create(workspace=workspace_id, user=user_id, role=role,
+              tokens_since=returning_since(workspace_id=workspace_id, user_id=user_id))
     return True
+
+
+def returning_since(*, workspace_id: str, user_id: str):
+    """When the user last left the workspace, if they did: a membership made now is a return, and
+    their access tokens created before then do not act in it."""
+    return (MemberDeparture.in_workspace(workspace_id, MemberDeparture.departed_at)
+            .where(MemberDeparture.user == user_id).scalar())
 
 
 def require_email(email: str) -> str:

@@ -34,6 +34,9 @@ class Membership(BaseModel):
     # The name of a built-in role (see permissions.ROLES) or the id of a custom role (models.identity.roles).
     role = CharField()
     created_at = DateTimeField(default=utcnow)
+    # Access tokens created at or before this act not in this workspace: the moment the user last
+    # left it, for a membership that is a return (models.identity.members.returning_since).
+    tokens_since = DateTimeField(null=True)
 
     class Meta:
         indexes = ((("workspace", "user"), True), (("workspace", "role"), False))
@@ -41,7 +44,8 @@ class Membership(BaseModel):
 
 class MemberDeparture(WorkspaceScoped):
     """When the user last left the workspace (removed, or leaving): their access tokens created
-    before it never act in the workspace again, even once they have joined it anew."""
+    before it never act in the workspace again, even once they have joined it anew (a new
+    membership carries it as its ``tokens_since``)."""
     user = ForeignKeyField(User, on_delete="CASCADE", backref="+")
     departed_at = DateTimeField()
 
