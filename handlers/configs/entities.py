@@ -6,6 +6,7 @@ from api.envelope import ok
 from handlers.wire import deleted, iso
 from models.configs import entities
 from models.configs.entities import EntityDetail, EntityRecord
+from models import entity_users
 
 from .versions import version_shape
 
@@ -56,5 +57,5 @@ class EntityHandlers:
         return ok({self.key: detail_shape(detail), "version": version and version_shape(version)}, message)
 
     def delete(self, entity_id: str, workspace_id: str):
-        entities.delete(self.model, workspace_id=workspace_id, entity_id=entity_id)
+        entity_users.delete(self.model, workspace_id=workspace_id, entity_id=entity_id)
         return deleted(entity_id, f"{self.label} deleted")

@@ -17,7 +17,7 @@ from models.configs.tables import Agent, Branch, Version, VersionedEntity, Workf
 from models.configs.versioning import VersionRecord, append, config_of, delete_versions, lock, move_head, writing
 from models.identity.principal import Principal
 from models.kernel.db import utcnow
-from models.kernel.errors import InvalidInput, NotFound
+from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import same_workspace
 from models.kernel.sql import Prepared
@@ -131,11 +131,17 @@ def update(model: type[VersionedEntity], principal: Principal, *, workspace_id: 
     return get(model, workspace_id=workspace_id, entity_id=entity_id), version
 
 
-def delete(model: type[VersionedEntity], *, workspace_id: str, entity_id: str) -> None:
-    """The entity, its versions and its branches; Conflict when something still uses it."""
+def delete(model: type[VersionedEntity], *, workspace_id: str, entity_id: str, users=()) -> None:
+    """The entity, its versions and its branches; Conflict when something still uses it: another
+    configuration, or what ``users`` find (each ``(kind, workspace_id, entity_id)`` -> the
+    descriptions of what uses it, models.entity_users lists them)."""
     with writing():
         lock(model, workspace_id, entity_id)
         references.before_delete(model, workspace_id, entity_id)
+        if found := [description for user in users for description in user(model.KIND, workspace_id, entity_id)]:
+            shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+            raise Conflict(f"The {model.KIND} is used by {shown}; remove it from {'them' if len(found) > 1 else 'it'} "
+                           f"or delete {'them' if len(found) > 1 else 'it'} first.")
         Branch.delete().where((Branch.workspace == workspace_id) & (Branch.entity_type == model.KIND)
                               & (Branch.entity_id == entity_id)).execute()
         delete_versions(model, workspace_id, entity_id)

@@ -1,0 +1,66 @@
+"""Campaigns: the campaign, its contacts and each attempt to call one
+
+A contact is claimed by a call runtime with a lease (models.kernel.leases); each claim is an
+attempt, settled by the runtime's report or by the call's end-of-call-report. A campaign's phone
+number and schedule cannot be deleted while it exists.
+"""
+
+STATEMENTS = (
+    """CREATE TABLE campaign (
+        id VARCHAR(255) NOT NULL PRIMARY KEY,
+        workspace_id VARCHAR(255) NOT NULL REFERENCES workspace (id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        status VARCHAR(16) NOT NULL,
+        target_type VARCHAR(16) NOT NULL,
+        target_id VARCHAR(255) NOT NULL,
+        caller_number_id VARCHAR(255) NOT NULL REFERENCES phone_number (id),
+        schedule_id VARCHAR(255) REFERENCES schedule (id),
+        calling_hours TEXT,
+        starts_at TIMESTAMP,
+        ends_at TIMESTAMP,
+        max_concurrent_calls INTEGER NOT NULL,
+        max_attempts INTEGER NOT NULL,
+        retry_delay_s INTEGER NOT NULL,
+        created_by VARCHAR(255) NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        completed_at TIMESTAMP)""",
+    "CREATE INDEX campaign_workspace_id_created_at_id ON campaign (workspace_id, created_at, id)",
+    "CREATE INDEX campaign_workspace_id_status_created_at ON campaign (workspace_id, status, created_at)",
+    "CREATE INDEX campaign_workspace_id_target_id ON campaign (workspace_id, target_id)",
+    "CREATE INDEX campaign_caller_number_id ON campaign (caller_number_id)",
+    "CREATE INDEX campaign_schedule_id ON campaign (schedule_id)",
+    """CREATE TABLE campaign_contact (
+        id VARCHAR(255) NOT NULL PRIMARY KEY,
+        workspace_id VARCHAR(255) NOT NULL REFERENCES workspace (id) ON DELETE CASCADE,
+        campaign_id VARCHAR(255) NOT NULL REFERENCES campaign (id) ON DELETE CASCADE,
+        number VARCHAR(32) NOT NULL,
+        name TEXT,
+        time_zone VARCHAR(64) NOT NULL,
+        variables TEXT NOT NULL,
+        state VARCHAR(16) NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_attempt_at TIMESTAMP NOT NULL,
+        lease_until TIMESTAMP,
+        last_outcome VARCHAR(32),
+        last_call_id VARCHAR(255),
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL)""",
+    "CREATE UNIQUE INDEX campaign_contact_campaign_id_number ON campaign_contact (campaign_id, number)",
+    "CREATE INDEX campaign_contact_campaign_id_state_next_attempt_at ON campaign_contact (campaign_id, state, next_attempt_at)",
+    "CREATE INDEX campaign_contact_campaign_id_created_at_id ON campaign_contact (campaign_id, created_at, id)",
+    "CREATE INDEX campaign_contact_state_lease_until ON campaign_contact (state, lease_until)",
+    """CREATE TABLE campaign_attempt (
+        id VARCHAR(255) NOT NULL PRIMARY KEY,
+        workspace_id VARCHAR(255) NOT NULL REFERENCES workspace (id) ON DELETE CASCADE,
+        campaign_id VARCHAR(255) NOT NULL REFERENCES campaign (id) ON DELETE CASCADE,
+        contact_id VARCHAR(255) NOT NULL REFERENCES campaign_contact (id) ON DELETE CASCADE,
+        attempt INTEGER NOT NULL,
+        claimed_at TIMESTAMP NOT NULL,
+        lease_until TIMESTAMP NOT NULL,
+        outcome VARCHAR(32),
+        call_id VARCHAR(255),
+        reported_at TIMESTAMP)""",
+    "CREATE UNIQUE INDEX campaign_attempt_contact_id_attempt ON campaign_attempt (contact_id, attempt)",
+    "CREATE INDEX campaign_attempt_campaign_id_claimed_at ON campaign_attempt (campaign_id, claimed_at)",
+)
