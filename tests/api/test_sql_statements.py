@@ -186,3 +186,32 @@ def test_workspace_administration_lists_cost_the_same_whatever_their_size(platfo
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
     # Roles: the members' count per role, then the custom roles.
     assert len(count(platform, statements, f"/api/v2/roles?{ws}", owner)) == admission() + 2
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_do_not_call_and_schedule_lists_cost_the_same_whatever_their_size_and_filters(platform, statements, rows):
+    from tests.support.factories import telephony_rules
+    owner = platform.workspace()
+    telephony_rules.suppressed(owner, *[f"+1415555{i:04d}" for i in range(rows)], reason="asked")
+    for i in range(rows):
+        telephony_rules.schedule(owner, name=f"hours {i}")
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total in one statement, whichever filters are set.
+    for path in (f"/suppressions?{ws}", f"/suppressions?{ws}&q=1415&source=manual&includeExpired=true",
+                 f"/suppressions?{ws}&q=asked", f"/schedules?{ws}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+    # The check: the number's listing.
+    check = f"/api/v2/suppressions/check?{ws}&number=%2B14155550000".replace("&limit=50", "")
+    assert len(count(platform, statements, check, owner)) == admission() + 1
+
+
+def test_resolving_an_inbound_route_costs_two_statements(platform, statements):
+    """The number with its schedule, then the target with its published version."""
+    from tests.support.factories import telephony_rules
+    owner = platform.workspace()
+    agent_id = factories.agent(owner, name="Front desk")
+    schedule_id = telephony_rules.schedule(owner)
+    telephony_rules.phone_number(owner, "+14155550100", target=("agent", agent_id), schedule_id=schedule_id,
+                                 after_hours=("agent", agent_id))
+    path = f"/api/v2/inbound-routes/resolve?workspaceId={owner.workspace_id}&number=%2B14155550100"
+    assert len(count(platform, statements, path, owner)) == admission() + 2
