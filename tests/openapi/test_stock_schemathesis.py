@@ -54,6 +54,14 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES = {
     "POST /webhooks/subscriptions": "url: a host of valid labels that resolves to public addresses only",
     "PATCH /webhooks/subscriptions/{subscriptionId}": "url: a host of valid labels that resolves to public "
                                                       "addresses only",
+    "GET /suppressions/check": "number: a valid number of a numbering plan (libphonenumber's)",
+    "POST /suppressions": "expiresAt within the years 1 to 9999 once in UTC (a bad number is reported per item)",
+    "POST /schedules": "timeZone names a zone of the IANA database; a day's windows end after they start "
+                       "and do not overlap; one exception per date",
+    "PATCH /schedules/{scheduleId}": "timeZone names a zone of the IANA database; a day's windows end after "
+                                     "they start and do not overlap; one exception per date",
+    "GET /inbound-routes/resolve": "number: a valid number of a numbering plan; at: an ISO 8601 date-time "
+                                   "with an offset",
     # schemathesis files a failure inside a stateful scenario under this name; the scenarios chain
     # the operations above, and meet the same rules.
     "Stateful tests": "any of the rules above, met in a chain of linked operations",
