@@ -29,6 +29,7 @@ ID_KINDS = {
     "structuredDataIds": "field", "userId": "user", "actorUserId": "user", "roleId": "role", "role": "role",
     "invitationId": "invitation", "apiKeyId": "apiKey", "ids": "apiKey", "credentialId": "apiKey",
     "tokenId": "token", "workspaceId": "workspace", "resourceId": "any",
+    "campaignId": "campaign", "contactId": "contact", "callerNumberId": "phoneNumber", "scheduleId": "schedule",
 }
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
@@ -116,6 +117,11 @@ class World:
         self.ids["token"] = self.post("/access-tokens", {"name": f"{marker} token"}, workspace=False)["accessToken"]["id"]
         self.post("/webhooks/signing-secrets", {})
         self.member = factories.member(owner, "member")
+        self.ids["phoneNumber"] = factories.caller_number(owner)
+        self.ids["schedule"] = factories.schedule_row(owner, name=f"{marker} hours")
+        self.ids["campaign"] = factories.campaign(owner, agent_id=agent, name=f"{marker} campaign",
+                                                  caller_number_id=self.ids["phoneNumber"], numbers=["+14155550123"])
+        self.ids["contact"] = self.get(f"/campaign/{self.ids['campaign']}/contacts")["contacts"][0]["id"]
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \
