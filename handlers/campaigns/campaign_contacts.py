@@ -27,8 +27,8 @@ def add_campaign_contacts(workspaceId: str, campaignId: str, body: dict):
 
 
 def import_campaign_contacts(workspaceId: str, campaignId: str, body):
-    # A text/csv body comes as its bytes; a JSON one carries the text in csv.
-    text = body["csv"] if isinstance(body, dict) else body
+    # A text/csv body comes as its bytes (an empty one as nothing); a JSON one carries the text in csv.
+    text = body.get("csv", "") if isinstance(body, dict) else body
     report = contacts.import_csv(workspace_id=workspaceId, campaign_id=campaignId, text=text or b"")
     return ok(report_shape(report, "line"), "Contacts imported")
 

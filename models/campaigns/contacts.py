@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from peewee import JOIN, IntegrityError, fn
@@ -346,7 +346,9 @@ def _add(workspace_id: str, campaign_id: str, given: list[tuple[int, dict, str]]
             rows.append({"workspace": workspace_id, "campaign": campaign_id, "number": number, "name": entry.name,
                          "time_zone": entry.time_zone or e164.time_zone_of(number) or default_zone,
                          "variables": entry.variables or {}, "state": SUPPRESSED if number in suppressed else PENDING,
-                         "attempts": 0, "next_attempt_at": now, "created_at": now, "updated_at": now})
+                         "attempts": 0, "next_attempt_at": now, "updated_at": now,
+                         # A microsecond apart, so that the list (by created_at, id) keeps the request's order.
+                         "created_at": now + timedelta(microseconds=len(rows))})
         try:
             with database.atomic():
                 for start in range(0, len(rows), _INSERT_BATCH):
