@@ -300,14 +300,15 @@ def _add(workspace_id: str, campaign_id: str, given: list[tuple[int, dict, str]]
     entries: dict[str, _Entry] = {}
     repeated = 0
     for position, raw, where in given:
+        if not isinstance(raw, dict):
+            failed.append(Failure(position, None, f"{where} must be an object with a number."))
+            continue
         number = raw.get("number")
         shown = number if isinstance(number, str) else None
         if "_problem" in raw:
             failed.append(Failure(position, None, raw["_problem"]))
             continue
         try:
-            if not isinstance(raw, dict):
-                raise InvalidInput(f"{where} must be an object with a number.")
             for problem_field in ("number", "name", "timeZone"):
                 value = raw.get(problem_field)
                 if isinstance(value, str) and (problem := text_problem(value)) is not None:
