@@ -8,10 +8,12 @@ depend on an agent is added here.
 """
 from __future__ import annotations
 
+from models.campaigns import campaigns
 from models.configs import entities
 from models.configs.tables import VersionedEntity
 
-USERS = ()
+# A campaign that is not over (draft, scheduled, running, paused) calls with its agent or workflow.
+USERS = (campaigns.users_of,)
 
 
 def delete(model: type[VersionedEntity], *, workspace_id: str, entity_id: str) -> None:

@@ -44,6 +44,8 @@ def _send(platform, actor, op: Operation, overrides=None, body_fields=None, body
         example_body = json.loads(json.dumps(example_body).replace(EXAMPLE_USER, actor.user_id)
                                   .replace(EXAMPLE_WORKSPACE, actor.workspace_id))
         example_body.update(body_fields or {})
+        if op.operation_id in PREPARED_FIELDS:
+            example_body.update(PREPARED_FIELDS[op.operation_id](platform, actor))
     content, headers = encoded(op, example_body if body is None else body)
     return platform.client.request(op.method.upper(), "/api/v2" + path, params=query, content=content,
                                    headers={**headers, **actor.headers})
@@ -92,10 +94,24 @@ def _invitation_token(platform, actor) -> dict:
     return {"token": r.json()["data"]["result"]["token"]}
 
 
+def _campaign_fields(platform, actor) -> dict:
+    """Who calls and from which number: an agent and an outbound number of the workspace (made as
+    rows: the example's ids are no workspace's)."""
+    return {"agentId": factories.agent(actor), "callerNumberId": factories.caller_number(actor)}
+
+
+def _campaign_contact(platform, actor) -> dict:
+    campaign_id = factories.campaign(actor, numbers=["+14155550123"])
+    contacts = platform.client.get(f"/api/v2/campaign/{campaign_id}/contacts", headers=actor.headers,
+                                   params={"workspaceId": actor.workspace_id}).json()["data"]["result"]["contacts"]
+    return {"campaignId": campaign_id, "contactId": contacts[0]["id"]}
+
+
 # What links cannot express: a body value from another answer, a resource made by two steps, or a
 # state the operation needs first (a branch with a commit to merge, a tag to remove): the
 # operation named runs first, with the same ids and its own example.
-PREPARED_OVERRIDES = {"redeliverWebhookEvent": _report_event}
+PREPARED_OVERRIDES = {"redeliverWebhookEvent": _report_event, "deleteCampaignContact": _campaign_contact}
+PREPARED_FIELDS = {"createCampaign": _campaign_fields}
 PREPARED_BODIES = {"acceptInvitation": _invitation_token}
 FIRST = {"mergeBranch": "commitToBranch", "removeCallTag": "addCallTag"}
 

@@ -215,3 +215,17 @@ def test_resolving_an_inbound_route_costs_two_statements(platform, statements):
                                  after_hours=("agent", agent_id))
     path = f"/api/v2/inbound-routes/resolve?workspaceId={owner.workspace_id}&number=%2B14155550100"
     assert len(count(platform, statements, path, owner)) == admission() + 2
+def test_campaign_lists_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    agent, number = factories.agent(owner), factories.caller_number(owner)
+    campaign_id = None
+    for i in range(rows):
+        campaign_id = factories.campaign(owner, agent_id=agent, caller_number_id=number, name=f"campaign {i}",
+                                         numbers=[f"+1415555{i:04d}", f"+1415666{i:04d}"])
+        factories.alias_number(owner, f"+1415555{i:04d}", f"friend {i}")
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total (and each campaign's count of contacts, phone number and each
+    # contact's phone-book alias) in one statement.
+    for path in (f"/campaign?{ws}", f"/campaign?{ws}&status=draft,running&q=CAMPAIGN",
+                 f"/campaign/{campaign_id}/contacts?{ws}", f"/campaign/{campaign_id}/contacts?{ws}&state=pending&q=%2B1415"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path

@@ -2,9 +2,18 @@
 a session of its own on whatever database the models are bound to; a test reads them as
 ``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
 from tests.support.factories.calls import call, insight, report
+from tests.support.factories.campaigns import (
+    alias_number,
+    caller_number,
+    campaign,
+    schedule_row,
+    set_contact_state,
+    suppress_number,
+)
 from tests.support.factories.configs import agent, save_versions, workflow
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "api_key", "call", "expire_tokens", "insight", "member", "principal", "report",
+__all__ = ["Actor", "agent", "alias_number", "caller_number", "campaign", "schedule_row", "set_contact_state",
+           "suppress_number", "api_key", "call", "expire_tokens", "insight", "member", "principal", "report",
            "save_versions", "webhook_subscription", "workflow", "workspace"]

@@ -1,0 +1,1 @@
+"""Handlers of the campaigns operations (see models.campaigns)."""
