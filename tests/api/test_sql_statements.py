@@ -215,6 +215,8 @@ def test_resolving_an_inbound_route_costs_two_statements(platform, statements):
                                  after_hours=("agent", agent_id))
     path = f"/api/v2/inbound-routes/resolve?workspaceId={owner.workspace_id}&number=%2B14155550100"
     assert len(count(platform, statements, path, owner)) == admission() + 2
+
+
 @pytest.mark.parametrize("rows", [1, 30])
 def test_campaign_lists_cost_the_same_whatever_their_size(platform, statements, rows):
     owner = platform.workspace()
