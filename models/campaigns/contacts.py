@@ -34,9 +34,9 @@ from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import Workspace, same_workspace
 from models.kernel.sql import Prepared, with_parameters
 from models.kernel.text import text_problem
-from models.telephony import e164
+from models.telephony import do_not_call, e164
 from models.telephony.hours import zone
-from models.telephony.tables import PhoneAlias, SuppressedNumber
+from models.telephony.tables import PhoneAlias
 
 PENDING, IN_PROGRESS, DONE, FAILED, SUPPRESSED = "pending", "in_progress", "done", "failed", "suppressed"
 STATES = (PENDING, IN_PROGRESS, DONE, FAILED, SUPPRESSED)
@@ -332,10 +332,7 @@ def _add(workspace_id: str, campaign_id: str, given: list[tuple[int, dict, str]]
         existing = {number: (contact_id, state) for contact_id, number, state in
                     _K.in_workspace(workspace_id, _K.id, _K.number, _K.state)
                     .where((_K.campaign == campaign_id) & _K.number.in_(numbers)).tuples()}
-        suppressed = {number for (number,) in SuppressedNumber.in_workspace(workspace_id, SuppressedNumber.number)
-                      .where(SuppressedNumber.number.in_(numbers)
-                             & (SuppressedNumber.expires_at.is_null() | (SuppressedNumber.expires_at > now)))
-                      .tuples()}
+        suppressed = do_not_call.suppressed_among(workspace_id, numbers, now)
         merged, rows = repeated, []
         for number, entry in entries.items():
             if number in existing:
