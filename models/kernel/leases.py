@@ -1,9 +1,12 @@
 """Work claimed by workers with a lease: the one way every kind of background work is taken.
 
-A kind of work is a table whose rows wait to be done (transcription jobs, webhook events; campaign
-contacts, simulation and optimization runs next). A worker claims the first due row with one
+A kind of work is a table whose rows wait to be done (transcription jobs, webhook events, campaign
+contacts; simulation and optimization runs next). A worker claims the first due row with one
 UPDATE whose subquery picks it, FOR UPDATE SKIP LOCKED on PostgreSQL, so that workers in several
 processes take different rows without waiting on each other (SQLite has one writer at a time).
+``claim_many`` takes up to N due rows in that same one statement (its subquery's LIMIT a
+parameter), for a worker that hands out work in batches (a call runtime asking for 10 contacts):
+one round trip whatever N, never a statement per row.
 The claim sets a lease: no other worker takes the row while the lease lasts, and if the worker's
 process dies the lease runs out and the row is due again, so a restart loses no work. A worker
 that needs longer renews its lease. Each claim leaves a token on the row (its lease's end or its
@@ -41,6 +44,11 @@ class LeasedWork:
                  f"RETURNING {self.returning}")
         object.__setattr__(self, "_claim", {postgres: Statement(claim.replace(
             "{lock}", " FOR UPDATE OF w SKIP LOCKED" if postgres else "")) for postgres in (True, False)})
+        many = (f"UPDATE {self.table} SET {self.claim_sets} WHERE {self.key} IN (SELECT w.{self.key} "
+                f"FROM {self.table} w WHERE {self.due} ORDER BY {self.order} LIMIT {{p}}{{lock}}) "
+                f"RETURNING {self.returning}")
+        object.__setattr__(self, "_claim_many", {postgres: Statement(many.replace(
+            "{lock}", " FOR UPDATE OF w SKIP LOCKED" if postgres else "")) for postgres in (True, False)})
         object.__setattr__(self, "_renew", Statement(
             f"UPDATE {self.table} SET lease_until = {{p}} WHERE {self.key} = {{p}} AND {self.token} = {{p}}"))
 
@@ -49,6 +57,14 @@ class LeasedWork:
         of ``claim_sets``, then those of ``due``, in the order their markers appear."""
         with database.atomic():
             return self._claim[is_postgres()].one(*params)
+
+    def claim_many(self, limit: int, *params) -> list:
+        """The ``returning`` columns of each of up to ``limit`` claimed rows (none when nothing is
+        due), in one statement. ``params``: those of ``claim_sets``, then those of ``due``."""
+        if limit <= 0:
+            return []
+        with database.atomic():
+            return self._claim_many[is_postgres()].all(*params, limit)
 
     def renew(self, key, *, token, until) -> bool:
         """The lease of row ``key`` extended to ``until``, if the row still holds the claim's
