@@ -8,8 +8,10 @@ neither exceed ``max_concurrent_calls`` nor count in-progress contacts another i
 the attempts whose lease ran out settled ``lease_expired`` and their contacts put back; the
 in-progress count; the time zones of the pending contacts, when the campaign calls in each
 contact's local hours (one short walk of an index, a step per zone); the claim of up to N contacts
-in one UPDATE (``LeasedWork.claim_many``, SKIP LOCKED on PostgreSQL); the attempts in one INSERT;
-the phone book's names in one SELECT.
+in one UPDATE (``LeasedWork.claim_many``, SKIP LOCKED on PostgreSQL), or, when only some zones are
+open, one per open zone until N are taken (the zones whose hours end soonest first); the attempts
+in one INSERT; the phone book's names in one SELECT. The count of statements depends on the open
+zones, never on N.
 
 A contact is due when its campaign is running (a scheduled one whose start has come is moved to
 running by the claim), now is within the campaign's [startsAt, endsAt), its schedule is open (or,
@@ -31,7 +33,6 @@ the same outcome is reported again, and a conflict for another one.
 """
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -142,19 +143,24 @@ _CAMPAIGN_LOCKED = {True: Statement(_CAMPAIGN + " FOR UPDATE OF c"), False: Stat
 _START = Statement("UPDATE campaign SET status = 'running', updated_at = {p} WHERE id = {p} AND status = 'scheduled'")
 _COMPLETE = Statement("UPDATE campaign SET status = 'completed', completed_at = {p}, updated_at = {p} "
                       "WHERE id = {p} AND status = 'running'")
-_LEFT_TO_TRY = Statement("SELECT 1 FROM campaign_contact WHERE campaign_id = {p} "
-                         "AND state IN ('pending', 'in_progress') LIMIT 1")
+# Two probes of the (campaign, state, next_attempt_at) index (a MIN reads its first entry), where an
+# EXISTS may be planned as a scan of the table that stops at the first row, which near the end of
+# a campaign is the whole table.
+_LEFT_TO_TRY = Statement(
+    "SELECT 1 WHERE (SELECT MIN(next_attempt_at) FROM campaign_contact WHERE campaign_id = {p} "
+    "AND state = 'pending') IS NOT NULL OR (SELECT MIN(next_attempt_at) FROM campaign_contact "
+    "WHERE campaign_id = {p} AND state = 'in_progress') IS NOT NULL")
 
-# A contact in progress keeps its lease's end in next_attempt_at too, so that the lapsed ones are a
-# range of the (campaign, state, next_attempt_at) index, as the due ones are.
+# Lapsed leases: a range of the (state, lease_until) index. A contact in progress also keeps its
+# lease's end in next_attempt_at, which keeps it out of the due range of the claims' index.
 _EXPIRE_ATTEMPTS = Statement(
     "UPDATE campaign_attempt SET outcome = 'lease_expired', reported_at = {p} WHERE outcome IS NULL "
-    "AND contact_id IN (SELECT id FROM campaign_contact WHERE campaign_id = {p} AND state = 'in_progress' "
-    "AND next_attempt_at < {p})")
+    "AND contact_id IN (SELECT id FROM campaign_contact WHERE state = 'in_progress' AND lease_until < {p} "
+    "AND campaign_id = {p})")
 _EXPIRE_CONTACTS = Statement(
     "UPDATE campaign_contact SET state = CASE WHEN attempts >= {p} THEN 'failed' ELSE 'pending' END, "
     "next_attempt_at = {p}, lease_until = NULL, last_outcome = 'lease_expired', updated_at = {p} "
-    "WHERE campaign_id = {p} AND state = 'in_progress' AND next_attempt_at < {p}")
+    "WHERE state = 'in_progress' AND lease_until < {p} AND campaign_id = {p}")
 _IN_PROGRESS = Statement("SELECT count(*) FROM campaign_contact WHERE campaign_id = {p} AND state = 'in_progress'")
 # The distinct zones of the pending contacts: a step down the (campaign, state, time_zone) index per
 # zone, not a read of every contact.
@@ -176,25 +182,15 @@ _CLAIM_RETURNING = "id, number, name, time_zone, variables, attempts, state"
 _DUE = "w.campaign_id = {p} AND w.state = 'pending' AND w.next_attempt_at <= {p} AND w.attempts < {p}"
 
 # Every zone open: the longest-waiting contacts first, off the (campaign, state, next_attempt_at) index.
-_CONTACTS = LeasedWork(table="campaign_contact", key="id", due=_DUE, order="w.next_attempt_at, w.id",
+_CONTACTS = LeasedWork(table="campaign_contact", key="id", due=_DUE, order="w.next_attempt_at",
                        claim_sets=_CLAIM_SETS, returning=_CLAIM_RETURNING, token="attempts")
-# Some zones open: one kind per number of open zones, each a range of the (campaign, state,
-# time_zone, next_attempt_at) index, read zone after zone, each zone's longest-waiting first (an
-# order across zones would sort every due contact of the open zones).
-_CONTACTS_IN_ZONES: dict[int, LeasedWork] = {}
-_zones_lock = threading.Lock()
-
-
-def _contacts_in(zone_count: int) -> LeasedWork:
-    work = _CONTACTS_IN_ZONES.get(zone_count)
-    if work is None:
-        with _zones_lock:
-            work = _CONTACTS_IN_ZONES.setdefault(zone_count, LeasedWork(
-                table="campaign_contact", key="id",
-                due=_DUE + " AND w.time_zone IN (" + ", ".join(["{p}"] * zone_count) + ")",
-                order="w.time_zone, w.next_attempt_at", claim_sets=_CLAIM_SETS, returning=_CLAIM_RETURNING,
-                token="attempts"))
-    return work
+# Some zones open: a claim per open zone until the count is reached (the zones whose hours end
+# soonest first), each zone a range of the (campaign, state, time_zone, next_attempt_at) index in
+# its order, the longest-waiting first. One statement for every open zone would have no index
+# order to follow: a plan made for any zones may then scan the table.
+_CONTACTS_IN_ZONE = LeasedWork(table="campaign_contact", key="id", due=_DUE + " AND w.time_zone = {p}",
+                               order="w.next_attempt_at", claim_sets=_CLAIM_SETS, returning=_CLAIM_RETURNING,
+                               token="attempts")
 
 
 _CONTACT_COLUMNS = ("k.id, k.campaign_id, k.number, k.name, k.time_zone, k.state, k.attempts, k.next_attempt_at, "
@@ -240,6 +236,13 @@ def _calling_hours_open(calling_hours: dict, zone_name: str, at: datetime) -> bo
         return False
 
 
+def _minutes_left(calling_hours: dict, zone_name: str, at: datetime) -> int:
+    """Minutes until the calling hours end today on the wall clock of ``zone_name``."""
+    wall = hours.local(at, zone_name)
+    end_h, end_m = (int(part) for part in calling_hours["end"].split(":"))
+    return end_h * 60 + end_m - (wall.hour * 60 + wall.minute)
+
+
 def open_zones(calling_hours: dict, zones: list[str], at: datetime) -> list[str]:
     """The zones among ``zones`` whose wall-clock time at ``at`` is within the calling hours."""
     return [zone for zone in zones if _calling_hours_open(calling_hours, zone, at)]
@@ -270,8 +273,8 @@ def claim(*, workspace_id: str, campaign_id: str, count: int = 1, lease_s: int =
             _START.execute(now, campaign_id)
             status = "running"
         # Lapsed leases first, whatever the status: their contacts are due again (or failed).
-        _EXPIRE_ATTEMPTS.execute(now, campaign_id, now)
-        _EXPIRE_CONTACTS.execute(max_attempts, now + timedelta(seconds=retry_delay_s), now, campaign_id, now)
+        _EXPIRE_ATTEMPTS.execute(now, now, campaign_id)
+        _EXPIRE_CONTACTS.execute(max_attempts, now + timedelta(seconds=retry_delay_s), now, now, campaign_id)
         if status != "running":
             return answer(status)
         if ends_at is not None and now >= ends_at:
@@ -291,8 +294,13 @@ def claim(*, workspace_id: str, campaign_id: str, count: int = 1, lease_s: int =
             if not opened:
                 return answer(status) if zones else _completed_if_done(campaign_id, now, answer, status)
             if len(opened) < len(zones):
-                rows = _contacts_in(len(opened)).claim_many(
-                    limit, now, now, until, until, now, campaign_id, now, max_attempts, *opened)
+                rows = []
+                for zone in sorted(opened, key=lambda z: _minutes_left(calling_hours, z, now)):
+                    left = limit - sum(1 for r in rows if r[6] == "in_progress")
+                    if left <= 0:
+                        break
+                    rows += _CONTACTS_IN_ZONE.claim_many(left, now, now, until, until, now, campaign_id, now,
+                                                         max_attempts, zone)
             else:
                 rows = _CONTACTS.claim_many(limit, now, now, until, until, now, campaign_id, now, max_attempts)
         else:
@@ -317,7 +325,7 @@ def _completed_if_done(campaign_id: str, now: datetime, answer, status: str) -> 
 def complete_if_done(campaign_id: str, now: datetime) -> bool:
     """The running campaign moved to completed when no contact is left to try (none pending, none in
     progress); whether it was."""
-    if _LEFT_TO_TRY.one(campaign_id) is not None:
+    if _LEFT_TO_TRY.one(campaign_id, campaign_id) is not None:
         return False
     return _COMPLETE.execute(now, now, campaign_id).rowcount == 1
 

@@ -44,11 +44,17 @@ class LeasedWork:
                  f"RETURNING {self.returning}")
         object.__setattr__(self, "_claim", {postgres: Statement(claim.replace(
             "{lock}", " FOR UPDATE OF w SKIP LOCKED" if postgres else "")) for postgres in (True, False)})
-        many = (f"UPDATE {self.table} SET {self.claim_sets} WHERE {self.key} IN (SELECT w.{self.key} "
-                f"FROM {self.table} w WHERE {self.due} ORDER BY {self.order} LIMIT {{p}}{{lock}}) "
+        # On PostgreSQL the picked keys are an array the subquery fills once, looked up by key: as
+        # ``IN (subquery)``, a plan made for any LIMIT (a prepared statement's generic plan) may
+        # join the whole table against them. The order should be an index's, so that the plan reads
+        # that index and stops at the LIMIT, whatever LIMIT it was planned for.
+        many = (f"UPDATE {self.table} SET {self.claim_sets} WHERE {self.key} {{in}}(SELECT w.{self.key} "
+                f"FROM {self.table} w WHERE {self.due} ORDER BY {self.order} LIMIT {{p}}{{lock}}){{end}} "
                 f"RETURNING {self.returning}")
-        object.__setattr__(self, "_claim_many", {postgres: Statement(many.replace(
-            "{lock}", " FOR UPDATE OF w SKIP LOCKED" if postgres else "")) for postgres in (True, False)})
+        object.__setattr__(self, "_claim_many", {
+            True: Statement(many.replace("{in}", "= ANY(ARRAY").replace("{end}", ")")
+                            .replace("{lock}", " FOR UPDATE OF w SKIP LOCKED")),
+            False: Statement(many.replace("{in}", "IN ").replace("{end}", "").replace("{lock}", ""))})
         object.__setattr__(self, "_renew", Statement(
             f"UPDATE {self.table} SET lease_until = {{p}} WHERE {self.key} = {{p}} AND {self.token} = {{p}}"))
 
@@ -63,6 +69,8 @@ class LeasedWork:
         due), in one statement. ``params``: those of ``claim_sets``, then those of ``due``."""
         if limit <= 0:
             return []
+        if database.in_transaction():  # the caller's transaction: a savepoint would cost two round trips
+            return self._claim_many[is_postgres()].all(*params, limit)
         with database.atomic():
             return self._claim_many[is_postgres()].all(*params, limit)
 

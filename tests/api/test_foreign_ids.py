@@ -17,6 +17,7 @@ import yaml
 
 from api.contract import SPEC_DIR, Operation, operations
 from tests.support import factories
+from tests.support.factories import dialing
 from tests.support.examples import encoded, example_request
 
 OPERATIONS = operations()
@@ -29,6 +30,7 @@ ID_KINDS = {
     "structuredDataIds": "field", "userId": "user", "actorUserId": "user", "roleId": "role", "role": "role",
     "invitationId": "invitation", "apiKeyId": "apiKey", "ids": "apiKey", "credentialId": "apiKey",
     "tokenId": "token", "workspaceId": "workspace", "resourceId": "any",
+    "campaignId": "campaign", "contactId": "contact", "attemptId": "attempt",
 }
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
@@ -116,6 +118,8 @@ class World:
         self.ids["token"] = self.post("/access-tokens", {"name": f"{marker} token"}, workspace=False)["accessToken"]["id"]
         self.post("/webhooks/signing-secrets", {})
         self.member = factories.member(owner, "member")
+        campaign = dialing.campaign(owner, name=f"{marker} campaign", agent_id=agent)
+        self.ids["campaign"], self.ids["contact"], self.ids["attempt"] = dialing.claimed_attempt(owner, campaign)
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

@@ -16,7 +16,7 @@ _numbers = itertools.count(1)
 def phone_number(actor: Actor, number: str | None = None) -> str:
     """An outbound number of the actor's workspace; its id."""
     from models.telephony.tables import PhoneNumber
-    number = number or f"+1415{next(_numbers) % 10_000_000:07d}"
+    number = number or f"+1415{uuid.uuid4().int % 10_000_000:07d}"
     with session():
         return PhoneNumber.create(workspace=actor.workspace_id, number=number, inbound=True, outbound=True,
                                   created_by=actor.user_id).id

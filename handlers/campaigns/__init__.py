@@ -1,0 +1,1 @@
+"""Handlers of the campaigns domain: campaigns, their contacts, and their execution."""
