@@ -261,6 +261,7 @@ def _explain(url: str, owner, campaign_id: str) -> None:
             cur.execute(f"EXPLAIN (ANALYZE, BUFFERS) EXECUTE explained ({', '.join(['%s'] * len(params))})", params)
             log(f"--- {name}\n" + "\n".join(r[0] for r in cur.fetchall()))
             conn.rollback()
+            cur.execute("DEALLOCATE explained")
     conn.close()
 
 
