@@ -4,11 +4,12 @@ The end-of-call-report ingest (``models.calls.calls.ingest``) stores a new call,
 tags, then calls each subscriber below with the call's report, in order, in the same transaction:
 none of their effects exists without the call, nor the call without them, and a redelivered
 report triggers nothing. The calls package imports none of its subscribers; what a new kind of
-work needs of each recorded call (campaign contacts, feedback, simulations) is added here.
+work needs of each recorded call (feedback, simulations) is added here, as campaign contacts were.
 """
 from __future__ import annotations
 
 from models.billing import credits
+from models.campaigns import dialing
 from models.calls import insights
 from models.calls.calls import Ingested, Report, ingest, outbound_payload
 from models.kernel.db import after_commit
@@ -39,7 +40,19 @@ def enqueue_webhook_events(report: Report) -> list[str]:
     return []
 
 
-SUBSCRIBERS = (debit_minutes, store_structured_data, enqueue_webhook_events)
+def settle_campaign_contact(report: Report) -> list[str]:
+    """A campaign call's report (its payload naming campaignId and contactId, and perhaps
+    attemptId) settles that contact's open attempt by its endedReason; a warning when they name no
+    contact of the report's workspace, which then changes nothing."""
+    payload = report.raw
+    if payload.get("campaignId") is None and payload.get("contactId") is None:
+        return []
+    return dialing.settle_from_report(workspace_id=report.workspace_id, campaign_id=payload.get("campaignId"),
+                                      contact_id=payload.get("contactId"), attempt_id=payload.get("attemptId"),
+                                      call_id=report.call_id, ended_reason=report.ended_reason)
+
+
+SUBSCRIBERS = (debit_minutes, store_structured_data, settle_campaign_contact, enqueue_webhook_events)
 
 
 def record(report: Report) -> Ingested:

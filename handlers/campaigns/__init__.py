@@ -1,1 +1,1 @@
-"""Handlers of the campaigns operations (see models.campaigns)."""
+"""Handlers of the campaigns domain: campaigns, their contacts, and their execution."""

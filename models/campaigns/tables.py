@@ -61,6 +61,8 @@ class CampaignContact(WorkspaceScoped):
         indexes = (
             (("campaign", "number"), True),
             (("campaign", "state", "next_attempt_at"), False),
+            # The claim in some zones only, and the walk over the pending contacts' zones.
+            (("campaign", "state", "time_zone", "next_attempt_at"), False),
             (("campaign", "created_at", "id"), False),
             (("state", "lease_until"), False),
         )

@@ -1,9 +1,12 @@
 """Work claimed by workers with a lease: the one way every kind of background work is taken.
 
-A kind of work is a table whose rows wait to be done (transcription jobs, webhook events; campaign
-contacts, simulation and optimization runs next). A worker claims the first due row with one
+A kind of work is a table whose rows wait to be done (transcription jobs, webhook events, campaign
+contacts; simulation and optimization runs next). A worker claims the first due row with one
 UPDATE whose subquery picks it, FOR UPDATE SKIP LOCKED on PostgreSQL, so that workers in several
 processes take different rows without waiting on each other (SQLite has one writer at a time).
+``claim_many`` takes up to N due rows in that same one statement (its subquery's LIMIT a
+parameter), for a worker that hands out work in batches (a call runtime asking for 10 contacts):
+one round trip whatever N, never a statement per row.
 The claim sets a lease: no other worker takes the row while the lease lasts, and if the worker's
 process dies the lease runs out and the row is due again, so a restart loses no work. A worker
 that needs longer renews its lease. Each claim leaves a token on the row (its lease's end or its
@@ -41,6 +44,17 @@ class LeasedWork:
                  f"RETURNING {self.returning}")
         object.__setattr__(self, "_claim", {postgres: Statement(claim.replace(
             "{lock}", " FOR UPDATE OF w SKIP LOCKED" if postgres else "")) for postgres in (True, False)})
+        # On PostgreSQL the picked keys are an array the subquery fills once, looked up by key: as
+        # ``IN (subquery)``, a plan made for any LIMIT (a prepared statement's generic plan) may
+        # join the whole table against them. The order should be an index's, so that the plan reads
+        # that index and stops at the LIMIT, whatever LIMIT it was planned for.
+        many = (f"UPDATE {self.table} SET {self.claim_sets} WHERE {self.key} {{in}}(SELECT w.{self.key} "
+                f"FROM {self.table} w WHERE {self.due} ORDER BY {self.order} LIMIT {{p}}{{lock}}){{end}} "
+                f"RETURNING {self.returning}")
+        object.__setattr__(self, "_claim_many", {
+            True: Statement(many.replace("{in}", "= ANY(ARRAY").replace("{end}", ")")
+                            .replace("{lock}", " FOR UPDATE OF w SKIP LOCKED")),
+            False: Statement(many.replace("{in}", "IN ").replace("{end}", "").replace("{lock}", ""))})
         object.__setattr__(self, "_renew", Statement(
             f"UPDATE {self.table} SET lease_until = {{p}} WHERE {self.key} = {{p}} AND {self.token} = {{p}}"))
 
@@ -49,6 +63,16 @@ class LeasedWork:
         of ``claim_sets``, then those of ``due``, in the order their markers appear."""
         with database.atomic():
             return self._claim[is_postgres()].one(*params)
+
+    def claim_many(self, limit: int, *params) -> list:
+        """The ``returning`` columns of each of up to ``limit`` claimed rows (none when nothing is
+        due), in one statement. ``params``: those of ``claim_sets``, then those of ``due``."""
+        if limit <= 0:
+            return []
+        if database.in_transaction():  # the caller's transaction: a savepoint would cost two round trips
+            return self._claim_many[is_postgres()].all(*params, limit)
+        with database.atomic():
+            return self._claim_many[is_postgres()].all(*params, limit)
 
     def renew(self, key, *, token, until) -> bool:
         """The lease of row ``key`` extended to ``until``, if the row still holds the claim's

@@ -48,6 +48,7 @@ STATEMENTS = (
         updated_at TIMESTAMP NOT NULL)""",
     "CREATE UNIQUE INDEX campaign_contact_campaign_id_number ON campaign_contact (campaign_id, number)",
     "CREATE INDEX campaign_contact_campaign_id_state_next_attempt_at ON campaign_contact (campaign_id, state, next_attempt_at)",
+    "CREATE INDEX campaign_contact_campaign_id_state_time_zone_next_attempt_at ON campaign_contact (campaign_id, state, time_zone, next_attempt_at)",
     "CREATE INDEX campaign_contact_campaign_id_created_at_id ON campaign_contact (campaign_id, created_at, id)",
     "CREATE INDEX campaign_contact_state_lease_until ON campaign_contact (state, lease_until)",
     """CREATE TABLE campaign_attempt (

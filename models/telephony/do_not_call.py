@@ -47,6 +47,13 @@ def _in_force(at):
     return _S.expires_at.is_null() | (_S.expires_at > at)
 
 
+def listed_sql(workspace_column: str, number_column: str) -> str:
+    """``listed`` as SQL text, for a statement written by hand (a leased claim's fragments): the
+    column names as given, one parameter ``{p}``, the moment."""
+    return (f"EXISTS (SELECT 1 FROM suppressed_number s WHERE s.workspace_id = {workspace_column} "
+            f"AND s.number = {number_column} AND (s.expires_at IS NULL OR s.expires_at > {{p}}))")
+
+
 def listed(workspace_column, number_column, at):
     """``EXISTS (a listing of number_column in workspace_column, in force at at)``: a condition for
     a query of another table (a campaign's contacts, say), so that the check is part of the
@@ -227,20 +234,31 @@ def add(principal: Principal, *, workspace_id: str, numbers: list[dict], source:
         return AddResult(0, 0, failed, [])
     proposed = {row["id"] for row in rows.values()}
     with database.atomic():
-        # Sorted by number, so that two requests listing overlapping numbers lock their index
-        # entries in the same order and wait for one another rather than deadlock.
-        ordered = sorted(rows.values(), key=lambda row: row["number"])
-        _S.insert_many(ordered).on_conflict(
-            conflict_target=[_S.workspace, _S.number],
-            update={_S.expires_at: SQL("EXCLUDED.expires_at"),
-                    _S.reason: fn.COALESCE(SQL("EXCLUDED.reason"), _S.reason)},
-        ).execute()
+        _upsert(rows.values())
         by_number = {row[2]: SuppressionRecord(*row) for row in _S.in_workspace(workspace_id, *_COLUMNS).where(
             _S.number.in_(list(rows))).tuples()}
     suppressions = [by_number[number] for number in rows]
     # A row that was there kept its id: the ids tell the added from the already listed.
     added = sum(1 for record in suppressions if record.id in proposed)
     return AddResult(added, len(rows) - added, failed, suppressions)
+
+
+def _upsert(rows) -> None:
+    """``rows`` listed, each number already listed taking the row's expiry, and its reason if it has one."""
+    # Sorted by number, so that two requests listing overlapping numbers lock their index
+    # entries in the same order and wait for one another rather than deadlock.
+    _S.insert_many(sorted(rows, key=lambda row: row["number"])).on_conflict(
+        conflict_target=[_S.workspace, _S.number],
+        update={_S.expires_at: SQL("EXCLUDED.expires_at"),
+                _S.reason: fn.COALESCE(SQL("EXCLUDED.reason"), _S.reason)},
+    ).execute()
+
+
+def opt_out(*, workspace_id: str, number: str, reason: str, added_by: str, now: datetime) -> None:
+    """``number`` (E.164) listed for good, an entry that was to expire included: the callee asked
+    not to be called again (source opt-out)."""
+    _upsert([{"id": new_id(), "workspace": workspace_id, "number": number, "reason": reason, "source": "opt-out",
+              "added_by": added_by, "added_at": _naive_utc(now), "expires_at": None}])
 
 
 def delete(*, workspace_id: str, suppression_id: str) -> None:

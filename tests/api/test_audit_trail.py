@@ -15,6 +15,7 @@ import pytest
 
 from api.contract import Operation, operations
 from tests.support import factories
+from tests.support.factories import dialing
 from tests.support.examples import encoded, example_request
 
 MUTATING = [o for o in operations() if o.method != "get"]
@@ -107,11 +108,20 @@ def _campaign_contact(platform, actor) -> dict:
     return {"campaignId": campaign_id, "contactId": contacts[0]["id"]}
 
 
+def _claimed_contact(platform, actor) -> dict:
+    """A running campaign with a contact claimed: what the runtime's operations act on."""
+    campaign_id, contact_id, attempt_id = dialing.claimed_attempt(actor)
+    return {"campaignId": campaign_id, "contactId": contact_id, "attemptId": attempt_id}
+
+
 # What links cannot express: a body value from another answer, a resource made by two steps, or a
 # state the operation needs first (a branch with a commit to merge, a tag to remove): the
 # operation named runs first, with the same ids and its own example.
-PREPARED_OVERRIDES = {"redeliverWebhookEvent": _report_event, "deleteCampaignContact": _campaign_contact}
 PREPARED_FIELDS = {"createCampaign": _campaign_fields}
+PREPARED_OVERRIDES = {"redeliverWebhookEvent": _report_event, "deleteCampaignContact": _campaign_contact,
+                      "claimCampaignContacts": _claimed_contact,
+                      "reportCampaignAttemptOutcome": _claimed_contact, "renewCampaignAttempt": _claimed_contact,
+                      "resolveCampaignContact": _claimed_contact}
 PREPARED_BODIES = {"acceptInvitation": _invitation_token}
 FIRST = {"mergeBranch": "commitToBranch", "removeCallTag": "addCallTag"}
 

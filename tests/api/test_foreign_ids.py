@@ -17,7 +17,7 @@ import yaml
 
 from api.contract import SPEC_DIR, Operation, operations
 from tests.support import factories
-from tests.support.factories import telephony_rules
+from tests.support.factories import dialing, telephony_rules
 from tests.support.examples import encoded, example_request
 
 OPERATIONS = operations()
@@ -31,7 +31,7 @@ ID_KINDS = {
     "invitationId": "invitation", "apiKeyId": "apiKey", "ids": "apiKey", "credentialId": "apiKey",
     "tokenId": "token", "workspaceId": "workspace", "resourceId": "any",
     "suppressionId": "suppression", "scheduleId": "schedule",
-    "campaignId": "campaign", "contactId": "contact", "callerNumberId": "phoneNumber",
+    "campaignId": "campaign", "contactId": "contact", "callerNumberId": "phoneNumber", "attemptId": "attempt",
 }
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
@@ -122,9 +122,8 @@ class World:
         self.ids["suppression"] = telephony_rules.suppressed(owner, "+14155550123", reason=f"{marker} reason")[0]
         self.ids["schedule"] = telephony_rules.schedule(owner, name=f"{marker} schedule")
         self.ids["phoneNumber"] = factories.caller_number(owner)
-        self.ids["campaign"] = factories.campaign(owner, agent_id=agent, name=f"{marker} campaign",
-                                                  caller_number_id=self.ids["phoneNumber"], numbers=["+14155550123"])
-        self.ids["contact"] = self.get(f"/campaign/{self.ids['campaign']}/contacts")["contacts"][0]["id"]
+        campaign = dialing.campaign(owner, name=f"{marker} campaign", agent_id=agent)
+        self.ids["campaign"], self.ids["contact"], self.ids["attempt"] = dialing.claimed_attempt(owner, campaign)
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

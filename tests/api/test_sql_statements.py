@@ -232,3 +232,27 @@ def test_campaign_lists_cost_the_same_whatever_their_size(platform, statements, 
     for path in (f"/campaign?{ws}", f"/campaign?{ws}&status=draft,running&q=CAMPAIGN",
                  f"/campaign/{campaign_id}/contacts?{ws}", f"/campaign/{campaign_id}/contacts?{ws}&state=pending&q=%2B1415"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+
+
+def _claim_statements(platform, statements, owner, campaign_id: str, count: int) -> list[str]:
+    statements.sql.clear()
+    response = platform.client.post(f"/api/v2/campaign/{campaign_id}/claims?workspaceId={owner.workspace_id}",
+                                    headers=owner.headers, json={"count": count})
+    assert response.status_code == 200 and len(response.json()["data"]["result"]["claims"]) == count, response.text
+    return [sql for sql in statements.sql if not sql.startswith("PREPARE")]
+
+
+def test_a_claim_of_contacts_and_the_progress_cost_the_same_whatever_their_size(platform, statements):
+    from tests.support.factories import dialing
+    owner = platform.workspace()
+    campaign_id = dialing.campaign(owner, max_concurrent_calls=100)
+    dialing.contacts(owner, campaign_id, dialing.numbers(60))
+    _claim_statements(platform, statements, owner, campaign_id, 1)  # the first prepares the statements
+    # The campaign locked, lapsed leases settled and put back, the in-progress count, the claim, the
+    # attempts, the phone book's names: the same statements for 1 contact as for 50.
+    one = _claim_statements(platform, statements, owner, campaign_id, 1)
+    fifty = _claim_statements(platform, statements, owner, campaign_id, 50)
+    assert len(one) == len(fifty)
+    progress = f"/api/v2/campaign/{campaign_id}/progress?workspaceId={owner.workspace_id}"
+    # The campaign's status, contacts by state, attempts by outcome.
+    assert len(count(platform, statements, progress, owner)) == admission() + 3
