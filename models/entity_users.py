@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from models.configs import entities
 from models.configs.tables import VersionedEntity
+from models.telephony import numbers
 
-USERS = ()
+# A number whose calls, in or after hours, it answers.
+USERS = (numbers.answered_by,)
 
 
 def delete(model: type[VersionedEntity], *, workspace_id: str, entity_id: str) -> None:

@@ -4,7 +4,8 @@ a session of its own on whatever database the models are bound to; a test reads 
 from tests.support.factories.calls import call, insight, report
 from tests.support.factories.configs import agent, save_versions, workflow
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
+from tests.support.factories.telephony import phone_alias, phone_number, schedule_row
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "api_key", "call", "expire_tokens", "insight", "member", "principal", "report",
-           "save_versions", "webhook_subscription", "workflow", "workspace"]
+__all__ = ["Actor", "agent", "api_key", "call", "expire_tokens", "insight", "member", "phone_alias", "phone_number",
+           "principal", "report", "save_versions", "schedule_row", "webhook_subscription", "workflow", "workspace"]

@@ -1,0 +1,1 @@
+"""Handlers of the telephony operations (see models.telephony)."""
