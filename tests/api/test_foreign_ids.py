@@ -11,6 +11,7 @@ resources read the same afterwards.
 """
 from __future__ import annotations
 
+import itertools
 import json
 
 import yaml
@@ -20,6 +21,8 @@ from tests.support import factories
 from tests.support.examples import encoded, example_request
 
 OPERATIONS = operations()
+# A phone number is unique across the service: each world's is its own.
+_NUMBERS = (f"+1212555{n:04d}" for n in itertools.count(100))
 
 # The resource kind each id-holding field or parameter names, by its name.
 ID_KINDS = {
@@ -29,6 +32,8 @@ ID_KINDS = {
     "structuredDataIds": "field", "userId": "user", "actorUserId": "user", "roleId": "role", "role": "role",
     "invitationId": "invitation", "apiKeyId": "apiKey", "ids": "apiKey", "credentialId": "apiKey",
     "tokenId": "token", "workspaceId": "workspace", "resourceId": "any",
+    "phoneNumberId": "phoneNumber", "inboundAgentId": "agent", "inboundWorkflowId": "workflow",
+    "afterHoursAgentId": "agent", "afterHoursWorkflowId": "workflow", "scheduleId": "schedule", "aliasId": "alias",
 }
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
@@ -115,6 +120,9 @@ class World:
         self.ids["apiKey"] = platform.create_key(owner, name=f"{marker} key")["apiKey"]["id"]
         self.ids["token"] = self.post("/access-tokens", {"name": f"{marker} token"}, workspace=False)["accessToken"]["id"]
         self.post("/webhooks/signing-secrets", {})
+        self.ids["schedule"] = factories.schedule_row(owner, name=f"{marker} hours")
+        self.ids["phoneNumber"] = factories.phone_number(owner, next(_NUMBERS), label=f"{marker} line", agent_id=agent)
+        self.ids["alias"] = factories.phone_alias(owner, f"{marker} contact", "+14155550123")
         self.member = factories.member(owner, "member")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
