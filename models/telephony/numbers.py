@@ -122,8 +122,9 @@ def _escaped(value: str) -> str:
 
 def number_prefix(q: str) -> str:
     """What a search for ``q`` compares with the start of an E.164 number: ``q`` without the
-    spaces, dashes, dots and parentheses people write numbers with."""
-    return "".join(c for c in q if c not in " -.()\t")
+    spaces, dashes, dots and parentheses people write numbers with (``q`` itself when that leaves
+    nothing, so that a search for "(" is not a search for every number)."""
+    return "".join(c for c in q if c not in " -.()\t") or q
 
 
 # --- the rules of a field -----------------------------------------------------------------------

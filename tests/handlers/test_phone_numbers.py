@@ -142,6 +142,7 @@ def test_the_list_searches_by_number_prefix_or_label_and_filters_by_capability(p
     assert ids(q="+1 415") == [sf] and ids(q="+1") == [sf, ny] and ids(q="+44") == [london]
     assert ids(q="SALES") == [ny] and ids(q="support") == [sf] and ids(q="_100%") == [london]
     assert ids(q="%") == [london] and ids(q="_") == [london]  # wildcards are literal
+    assert ids(q="( )") == []  # separators alone are no prefix of every number
     assert ids(capability="inbound") == [sf, london] and ids(capability="outbound") == [sf, ny]
     assert ids(q="+1", capability="inbound") == [sf]
     page = api("GET", "/phone-numbers", limit=1, offset=1)
