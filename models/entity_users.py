@@ -11,9 +11,11 @@ from __future__ import annotations
 from models.campaigns import campaigns
 from models.configs import entities
 from models.configs.tables import VersionedEntity
+from models.telephony import numbers
 
 # A campaign that is not over (draft, scheduled, running, paused) calls with its agent or workflow.
-USERS = (campaigns.users_of,)
+# A number whose calls, in or after hours, it answers.
+USERS = (campaigns.users_of, numbers.answered_by)
 
 
 def delete(model: type[VersionedEntity], *, workspace_id: str, entity_id: str) -> None:

@@ -1,6 +1,7 @@
 """Calls: listCalls, getCall, deleteCall, exportCalls, and the call's wire shape (also used by the
 tags and webhooks groups). A customer's phone number is personal data: shown whole only to a
-caller holding calls:pii, else masked to its last four digits."""
+caller holding calls:pii, else masked to its last four digits; the name the phone book gives it
+(customerAlias) says as much, and is shown to the same callers only."""
 from __future__ import annotations
 
 from starlette.responses import StreamingResponse
@@ -30,6 +31,8 @@ def summary_shape(call: CallRecord, tags: list[str], principal: Principal) -> di
         "callEndReasonCategory": call.call_end_reason_category,
         "endedReason": call.ended_reason,
         "customer": export.customer_number(call.customer, principal.permissions),
+        # Who was called, by name: as personal as the number itself.
+        "customerAlias": call.customer_alias if export.PII in principal.permissions else None,
         "startedAt": iso(call.started_at),
         "endedAt": iso(call.ended_at),
         "durationMs": call.duration_ms,

@@ -36,6 +36,7 @@ from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import same_workspace
 from models.kernel.sql import Statement, with_parameters
+from models.telephony.tables import PhoneAlias
 
 # ---------------------------------------------------------------------------------------------
 # The domain.
@@ -111,6 +112,7 @@ class CallRecord(NamedTuple):
     received_at: datetime
     recording_bytes: int | None
     transcription_status: str | None
+    customer_alias: str | None  # the phone book's name of the customer number as reported
 
 
 class CallDetail(NamedTuple):
@@ -332,11 +334,16 @@ def _summary_columns():
     return (Call.id, Call.workspace, Call.agent_id, Agent.name, Call.call_type, Call.status,
             Call.call_end_reason_category, Call.ended_reason, Call.customer, Call.started_at, Call.ended_at,
             Call.duration_ms, Call.recording_url, Call.summary, Call.received_at, Call.recording_bytes,
-            Call.transcription_status)
+            Call.transcription_status, PhoneAlias.name)
 
 
 def _with_agent(query):
-    return query.join_from(Call, Agent, JOIN.LEFT_OUTER, on=same_workspace(Agent.id == Call.agent_id, Agent, Call))
+    """``query`` joined with the call's agent (its name) and the phone book's entry of the customer
+    number, matched as the call reported it (the phone book holds E.164: a number reported in
+    another form finds none), in the same statement: (workspace, number) is a unique index."""
+    return (query.join_from(Call, Agent, JOIN.LEFT_OUTER, on=same_workspace(Agent.id == Call.agent_id, Agent, Call))
+            .join_from(Call, PhoneAlias, JOIN.LEFT_OUTER,
+                       on=same_workspace(PhoneAlias.number == Call.customer, PhoneAlias, Call)))
 
 
 def _sort_column(f: CallFilter):

@@ -12,8 +12,8 @@ PII = "calls:pii"
 
 
 EXPORT_COLUMNS = ("id", "startedAt", "endedAt", "durationMs", "callType", "status", "endedReason",
-                   "callEndReasonCategory", "agentId", "agentName", "customer", "tags", "summary", "recordingUrl",
-                   "transcriptionStatus", "transcript")
+                   "callEndReasonCategory", "agentId", "agentName", "customer", "customerAlias", "tags", "summary",
+                   "recordingUrl", "transcriptionStatus", "transcript")
 
 
 def mask_phone(number: str | None) -> str | None:

@@ -16,7 +16,7 @@ import pytest
 from api.contract import Operation, operations
 from tests.support import factories
 from tests.support.factories import dialing
-from tests.support.examples import encoded, example_request
+from tests.support.examples import encoded, example_request, takes_json
 
 MUTATING = [o for o in operations() if o.method != "get"]
 BY_ID = {o.operation_id: o for o in operations()}
@@ -41,7 +41,7 @@ EXAMPLE_USER, EXAMPLE_WORKSPACE = "7d5b1c8e-3f57-4c59-9d37-2f4f8a3e6a10", "4f1d2
 
 def _send(platform, actor, op: Operation, overrides=None, body_fields=None, body=None):
     path, query, example_body = example_request(op, actor.workspace_id, overrides=overrides)
-    if body is None and example_body is not None and not op.streams_body:
+    if body is None and example_body is not None and takes_json(op):
         example_body = json.loads(json.dumps(example_body).replace(EXAMPLE_USER, actor.user_id)
                                   .replace(EXAMPLE_WORKSPACE, actor.workspace_id))
         example_body.update(body_fields or {})

@@ -11,6 +11,7 @@ resources read the same afterwards.
 """
 from __future__ import annotations
 
+import itertools
 import json
 
 import yaml
@@ -21,6 +22,8 @@ from tests.support.factories import dialing, telephony_rules
 from tests.support.examples import encoded, example_request
 
 OPERATIONS = operations()
+# A phone number is unique across the service: each world's is its own.
+_NUMBERS = (f"+1212555{n:04d}" for n in itertools.count(100))
 
 # The resource kind each id-holding field or parameter names, by its name.
 ID_KINDS = {
@@ -32,6 +35,8 @@ ID_KINDS = {
     "tokenId": "token", "workspaceId": "workspace", "resourceId": "any",
     "suppressionId": "suppression", "scheduleId": "schedule",
     "campaignId": "campaign", "contactId": "contact", "callerNumberId": "phoneNumber", "attemptId": "attempt",
+    "phoneNumberId": "phoneNumber", "inboundAgentId": "agent", "inboundWorkflowId": "workflow",
+    "afterHoursAgentId": "agent", "afterHoursWorkflowId": "workflow", "aliasId": "alias",
 }
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
@@ -118,10 +123,11 @@ class World:
         self.ids["apiKey"] = platform.create_key(owner, name=f"{marker} key")["apiKey"]["id"]
         self.ids["token"] = self.post("/access-tokens", {"name": f"{marker} token"}, workspace=False)["accessToken"]["id"]
         self.post("/webhooks/signing-secrets", {})
+        self.ids["phoneNumber"] = factories.phone_number(owner, next(_NUMBERS), label=f"{marker} line", agent_id=agent)
+        self.ids["alias"] = factories.phone_alias(owner, f"{marker} contact", "+14155550123")
         self.member = factories.member(owner, "member")
         self.ids["suppression"] = telephony_rules.suppressed(owner, "+14155550123", reason=f"{marker} reason")[0]
         self.ids["schedule"] = telephony_rules.schedule(owner, name=f"{marker} schedule")
-        self.ids["phoneNumber"] = factories.caller_number(owner)
         campaign = dialing.campaign(owner, name=f"{marker} campaign", agent_id=agent)
         self.ids["campaign"], self.ids["contact"], self.ids["attempt"] = dialing.claimed_attempt(owner, campaign)
 

@@ -13,12 +13,12 @@ import pytest
 
 from api.contract import Operation, operations
 from api.validation import MAX_BODY_DEPTH, MAX_MESSAGE_CHARS
-from tests.support.examples import encoded, example_request
+from tests.support.examples import encoded, example_request, takes_json
 
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]
 # JSON bodies; an upload's body is a file, whose limits tests/handlers/test_call_recordings.py tries.
-BODY_OPERATIONS = [o for o in OPERATIONS if "requestBody" in o.spec and not o.streams_body]
+BODY_OPERATIONS = [o for o in OPERATIONS if takes_json(o)]
 
 # Characters no string of a request may hold, at the start, inside and at the end of a value.
 CONTROL = ["\x00", "\x01", "\x1b", "\x1f", "\x7f", "\x85", "\x9f"]

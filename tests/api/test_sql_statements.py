@@ -119,10 +119,13 @@ def _head(agent_id: str) -> str:
 @pytest.mark.parametrize("calls", [1, 20, 60])
 def test_a_page_of_calls_costs_the_same_whatever_its_size_and_filters(platform, statements, calls):
     owner = platform.workspace()
-    for _ in range(calls):
-        factories.call(owner, tags=["a", "b"])
+    for n in range(calls):
+        factories.call(owner, tags=["a", "b"], customer=f"+1415555{n:04d}")
+        if n % 2:
+            factories.phone_alias(owner, f"customer {n}", f"+1415555{n:04d}")
     base = f"/api/v2/call?workspaceId={owner.workspace_id}&limit=50"
-    # The page (calls joined with their agents, each row carrying the total), then the page's tags.
+    # The page (calls joined with their agents and the customers' phone book names, each row carrying
+    # the total), then the page's tags.
     assert len(count(platform, statements, base, owner)) == admission() + 2
     filtered = base + "&tag=a&status=completed&q=call&sortBy=durationMs&sortOrder=asc"
     assert len(count(platform, statements, filtered, owner)) == admission() + 2
@@ -164,6 +167,19 @@ def test_webhook_lists_cost_the_same_whatever_their_size(platform, statements, e
     # Attempts: none yet, so whether the subscription exists is asked besides.
     deliveries = f"/api/v2/webhooks/subscriptions/{subscription_id}/deliveries?{ws}"
     assert len(count(platform, statements, deliveries, owner)) == admission() + 2
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_phone_numbers_and_the_phone_book_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    for n in range(rows):
+        factories.phone_number(owner, f"+1415555{n:04d}", label=f"line {n}", inbound=n % 2 == 0)
+        factories.phone_alias(owner, f"contact {n}", f"+1212555{n:04d}")
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total in one statement, searched or not.
+    for path in (f"/phone-numbers?{ws}", f"/phone-numbers?{ws}&q=%2B1415&capability=inbound",
+                 f"/phone-numbers?{ws}&q=line", f"/phone-aliases?{ws}", f"/phone-aliases?{ws}&q=contact"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
 
 
 @pytest.mark.parametrize("rows", [1, 30])

@@ -11,6 +11,16 @@ from api.contract import Operation
 UPLOAD_EXAMPLE = (Path(__file__).resolve().parent.parent / "fixtures" / "jfk.wav").read_bytes()
 
 
+def takes_json(op: Operation) -> bool:
+    """Its body is JSON (neither an upload nor a text file such as a CSV import)."""
+    return "application/json" in op.spec.get("requestBody", {}).get("content", {})
+
+
+def body_media_type(op: Operation) -> str:
+    """The media type a body of ``op`` is sent as: its first one (an upload's is audio/wav)."""
+    return "audio/wav" if op.streams_body else next(iter(op.spec["requestBody"]["content"]))
+
+
 def example_request(op: Operation, workspace_id: str, *, largest_body: bool = False,
                     overrides: dict | None = None) -> tuple[str, dict, object]:
     """The operation's path, query and body from the contract's examples (UPLOAD_EXAMPLE for a file), acting in
@@ -33,17 +43,20 @@ def example_request(op: Operation, workspace_id: str, *, largest_body: bool = Fa
     if op.streams_body:
         body = UPLOAD_EXAMPLE
     elif "requestBody" in op.spec:
-        examples = [e["value"] for e in op.spec["requestBody"]["content"]["application/json"]["examples"].values()]
+        examples = [e["value"] for e in op.spec["requestBody"]["content"][body_media_type(op)]["examples"].values()]
         body = max(examples, key=lambda value: len(json.dumps(value))) if largest_body else examples[0]
     return path, query, body
 
 
 def encoded(op: Operation, body) -> tuple[bytes | None, dict]:
-    """A body from example_request as sent: JSON, or an upload's file as audio/wav."""
+    """A body from example_request as sent: JSON, an upload's file as audio/wav, a text file (a
+    CSV) as its media type."""
     if body is None:
         return None, {}
     if op.streams_body:
         return body, {"Content-Type": "audio/wav"}
+    if not takes_json(op):
+        return body.encode() if isinstance(body, str) else body, {"Content-Type": body_media_type(op)}
     return json.dumps(body).encode(), {"Content-Type": "application/json"}  # ASCII escapes
 
 

@@ -12,8 +12,9 @@ from tests.support.factories.campaigns import (
 )
 from tests.support.factories.configs import agent, save_versions, workflow
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
+from tests.support.factories.telephony import phone_alias, phone_number, schedule_row
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "alias_number", "caller_number", "campaign", "schedule_row", "set_contact_state",
-           "suppress_number", "api_key", "call", "expire_tokens", "insight", "member", "principal", "report",
-           "save_versions", "webhook_subscription", "workflow", "workspace"]
+__all__ = ["Actor", "agent", "alias_number", "api_key", "call", "caller_number", "campaign", "expire_tokens", "insight",
+           "member", "phone_alias", "phone_number", "principal", "report", "save_versions", "schedule_row",
+           "set_contact_state", "suppress_number", "webhook_subscription", "workflow", "workspace"]
