@@ -285,7 +285,9 @@ class _ValidationOnce(RequestValidationOperation):
             operation.parameters, uri_parser=uri_parser_of(operation), strict_validation=self.strict_validation,
             security_query_params=self.security_query_params)
         self._takes_body = operation.is_request_body_defined or bool(operation.consumes)
-        self._reads_json = "application/json" in operation.consumes
+        # The text bodies read here, JSON and CSV alike, are UTF-8 (JSON by RFC 8259; a CSV because
+        # a spreadsheet's export can say so, and one charset leaves no guessing).
+        self._reads_text = {"application/json", "text/csv"} & set(operation.consumes)
 
     async def __call__(self, scope, receive, send):
         if self._takes_body:
@@ -310,10 +312,13 @@ class _ValidationOnce(RequestValidationOperation):
         headers = scope["headers"]
         declared = next((value for name, value in headers if name.lower() == b"content-type"), None)
         if declared is not None:
-            charset = _charset(declared.decode("latin-1"))
-            if charset is not None and charset.lower() not in ("utf-8", "utf8") and self._reads_json:
+            declared = declared.decode("latin-1")
+            media = declared.split(";")[0].strip().lower()
+            charset = _charset(declared)
+            if charset is not None and charset.lower() not in ("utf-8", "utf8") and media in self._reads_text:
+                kind = "A CSV" if media == "text/csv" else "A JSON"
                 raise UnsupportedMediaTypeProblem(
-                    detail=f"A JSON body is UTF-8; the charset '{shorten_name(charset)}' is not read here.")
+                    detail=f"{kind} body is UTF-8; the charset '{shorten_name(charset)}' is not read here.")
             return
         if not _has_body(headers):
             # Said as the operation's first concrete media type, so that every layer reads it alike.

@@ -2,7 +2,6 @@
 updatePhoneNumber, deletePhoneNumber, setPhoneNumberRouting, importPhoneNumbers."""
 from __future__ import annotations
 
-import connexion
 
 from api.audit_trail import note
 from api.envelope import ok
@@ -82,7 +81,6 @@ def import_result_shape(result: ImportResult) -> dict:
 
 
 def import_phone_numbers(workspaceId: str, principal, body=None, region: str | None = None):
-    numbers.charset_problem(connexion.request.headers.get("content-type"))
     if not isinstance(body, bytes) or not body:
         raise InvalidInput("The request body must be a CSV file whose first line names the columns, such as "
                            f"{','.join(numbers.IMPORT_COLUMNS)}.")

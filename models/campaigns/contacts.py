@@ -17,9 +17,7 @@ are added whatever the bad ones.
 """
 from __future__ import annotations
 
-import csv
 import functools
-import io
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -28,6 +26,7 @@ from peewee import JOIN, IntegrityError, fn
 from models.campaigns import lifecycle
 from models.campaigns.campaigns import like, like_pattern, lock
 from models.campaigns.tables import Campaign, CampaignAttempt, CampaignContact
+from models.kernel import csv_table
 from models.kernel.db import database, is_postgres, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
@@ -232,61 +231,43 @@ def import_csv(*, workspace_id: str, campaign_id: str, text: str | bytes, now: d
 
 
 def read_csv(text: str | bytes) -> list[tuple[int, dict, str]]:
-    """(line, contact, where) for each row of the CSV; InvalidInput for a file that cannot be read
-    as a whole (not UTF-8, no header, a header without ``number``, too many rows or columns). A
-    row's own faults are left to the row's check, reported by line. Empty cells are absent
-    fields."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidInput(f"The CSV is not valid UTF-8: {exc.reason} at byte {exc.start}.") from None
-    text = text.removeprefix("\ufeff")  # a spreadsheet's byte order mark
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, None)
-        if header is None or not any(cell.strip() for cell in header):
-            raise InvalidInput("The CSV is empty: its first line must be a header naming number, and name, "
-                               "timeZone and variables as needed.")
-        columns = [cell.strip() for cell in header]
-        if any(text_problem(c) for c in columns) or any(len(c) > VARIABLE_NAME_MAX_CHARS for c in columns):
-            raise InvalidInput(f"The CSV header's names must be one line of at most {VARIABLE_NAME_MAX_CHARS} "
-                               "characters each.")
-        known = {"number": "number", "name": "name", "timezone": "timeZone"}
-        fields = [known.get(c.lower(), c) for c in columns]
-        if "number" not in fields:
-            raise InvalidInput("The CSV header must name a number column (and name, timeZone and variables as "
-                               "needed).")
-        if len(set(fields)) != len(fields) or "" in fields:
-            raise InvalidInput("The CSV header names a column twice, or leaves one without a name.")
-        if len([f for f in fields if f not in known.values()]) > MAX_VARIABLES:
-            raise InvalidInput(f"The CSV has more than {MAX_VARIABLES} variable columns.")
-        rows = []
-        line = reader.line_num
-        for cells in reader:
-            start, line = line + 1, reader.line_num
-            if not cells:
-                continue  # a blank line
-            if len(rows) == MAX_CSV_ROWS:
-                raise InvalidInput(f"The CSV holds more than {MAX_CSV_ROWS} rows; split it.")
-            where = f"line {start}"
-            if len(cells) != len(fields):
-                rows.append((start, {"_problem": f"{where} has {len(cells)} cells; the header names "
-                                                 f"{len(fields)} columns."}, where))
+    """(line, contact, where) for each row of the CSV (models.kernel.csv_table reads the file);
+    InvalidInput, besides, for a header without ``number``, with a column named twice or not at
+    all, or with too many variable columns. A row's own faults are left to the row's check,
+    reported by line. Empty cells are absent fields."""
+    table = csv_table.read(text, max_rows=MAX_CSV_ROWS, columns_hint="number, and name, timeZone and variables "
+                                                                      "as needed")
+    columns = table.header
+    if any(text_problem(c) for c in columns) or any(len(c) > VARIABLE_NAME_MAX_CHARS for c in columns):
+        raise InvalidInput(f"The CSV header's names must be one line of at most {VARIABLE_NAME_MAX_CHARS} "
+                           "characters each.")
+    known = {"number": "number", "name": "name", "timezone": "timeZone"}
+    fields = [known.get(c.lower(), c) for c in columns]
+    if "number" not in fields:
+        raise InvalidInput("The CSV header must name a number column (and name, timeZone and variables as "
+                           "needed).")
+    if len(set(fields)) != len(fields) or "" in fields:
+        raise InvalidInput("The CSV header names a column twice, or leaves one without a name.")
+    if len([f for f in fields if f not in known.values()]) > MAX_VARIABLES:
+        raise InvalidInput(f"The CSV has more than {MAX_VARIABLES} variable columns.")
+    rows = []
+    for start, cells in table.rows:
+        where = f"line {start}"
+        if len(cells) != len(fields):
+            rows.append((start, {"_problem": f"{where} has {len(cells)} cells; the header names "
+                                             f"{len(fields)} columns."}, where))
+            continue
+        contact, variables = {}, {}
+        for field, cell in zip(fields, cells):
+            if cell == "":
                 continue
-            contact, variables = {}, {}
-            for field, cell in zip(fields, cells):
-                if cell == "":
-                    continue
-                if field in ("number", "name", "timeZone"):
-                    contact[field] = cell
-                else:
-                    variables[field] = cell
-            if variables:
-                contact["variables"] = variables
-            rows.append((start, contact, where))
-    except csv.Error as exc:
-        raise InvalidInput(f"The CSV cannot be read at line {reader.line_num}: {exc}.") from None
+            if field in ("number", "name", "timeZone"):
+                contact[field] = cell
+            else:
+                variables[field] = cell
+        if variables:
+            contact["variables"] = variables
+        rows.append((start, contact, where))
     if not rows:
         raise InvalidInput("The CSV has a header but no rows.")
     return rows

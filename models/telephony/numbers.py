@@ -16,9 +16,7 @@ number: a campaign checks its number when it is created and when work is claimed
 """
 from __future__ import annotations
 
-import csv
 import functools
-import io
 from datetime import datetime
 from typing import NamedTuple
 
@@ -29,7 +27,8 @@ from models.configs.references import lock_for_share
 from models.configs.tables import Agent, VersionedEntity, Workflow
 from models.identity.principal import Principal
 from models.kernel.db import database, is_postgres, utcnow
-from models.kernel.errors import Conflict, InvalidInput, NotFound, UnsupportedMediaType
+from models.kernel import csv_table
+from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, workspace_list
 from models.kernel.sql import Prepared
 from models.kernel.text import printable, text_problem
@@ -324,43 +323,20 @@ def answered_by(kind: str, workspace_id: str, entity_id: str) -> list[str]:
 # --- the CSV import -----------------------------------------------------------------------------
 
 def read_csv(body: bytes) -> list[tuple[int, dict[str, str], int]]:
-    """The rows of a CSV body as (line, {column: cell}, cells past the header's columns), line
-    counting from 1 at the header; blank lines are skipped (their lines still count). InvalidInput
-    for what makes the file unreadable: not UTF-8, a NUL, no header, an unknown or repeated column,
-    no number column, a broken quote, too many rows."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"The CSV body is not valid UTF-8: {exc.reason} at byte {exc.start}.") from None
-    text = text.removeprefix("\ufeff")  # the byte-order mark a spreadsheet may write first
-    if "\x00" in text:
-        raise InvalidInput(f"The CSV body must not contain a NUL character (at position {text.index(chr(0))}).")
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader, None)
-        if header is None or not any(cell.strip() for cell in header):
-            raise InvalidInput("The CSV body's first line must name the columns, such as "
-                               f"{','.join(IMPORT_COLUMNS)}.")
-        columns = [cell.strip().lower() for cell in header]
-        if unknown := [c for c in columns if c not in IMPORT_COLUMNS]:
-            raise InvalidInput(f"The CSV header names unknown columns: {printable(', '.join(unknown), 80)}; the "
-                               f"columns are {', '.join(IMPORT_COLUMNS)}.")
-        if len(set(columns)) != len(columns):
-            raise InvalidInput("The CSV header names a column twice.")
-        if "number" not in columns:
-            raise InvalidInput(f"The CSV header has no number column; the columns are {', '.join(IMPORT_COLUMNS)} "
-                               "(number required, the others optional).")
-        rows, previous = [], reader.line_num
-        for cells in reader:
-            line, previous = previous + 1, reader.line_num  # where the row starts: a quoted cell may span lines
-            if not any(cell.strip() for cell in cells):
-                continue
-            if len(rows) == IMPORT_MAX_ROWS:
-                raise InvalidInput(f"The CSV body has more than {IMPORT_MAX_ROWS} rows; import it in parts.")
-            rows.append((line, dict(zip(columns, cells)), max(0, len(cells) - len(columns))))
-    except csv.Error as exc:
-        raise InvalidInput(f"The CSV body cannot be read at line {reader.line_num}: {exc}.") from None
-    return rows
+    """The rows of a CSV body as (line, {column: cell}, cells past the header's columns)
+    (models.kernel.csv_table reads the file); InvalidInput, besides, for an unknown or repeated
+    column or no number column."""
+    table = csv_table.read(body, max_rows=IMPORT_MAX_ROWS, columns_hint=",".join(IMPORT_COLUMNS))
+    columns = [cell.lower() for cell in table.header]
+    if unknown := [c for c in columns if c not in IMPORT_COLUMNS]:
+        raise InvalidInput(f"The CSV header names unknown columns: {printable(', '.join(unknown), 80)}; the "
+                           f"columns are {', '.join(IMPORT_COLUMNS)}.")
+    if len(set(columns)) != len(columns):
+        raise InvalidInput("The CSV header names a column twice.")
+    if "number" not in columns:
+        raise InvalidInput(f"The CSV header has no number column; the columns are {', '.join(IMPORT_COLUMNS)} "
+                           "(number required, the others optional).")
+    return [(line, dict(zip(columns, cells)), max(0, len(cells) - len(columns))) for line, cells in table.rows]
 
 
 def _boolean(cell: str, column: str, default: bool) -> bool:
@@ -428,12 +404,3 @@ def import_csv(principal: Principal, *, workspace_id: str, body: bytes, region: 
                 failed.append(ImportFailure(line, number, f"{number} belongs to another workspace."))
     failed.sort(key=lambda failure: failure.line)
     return ImportResult(imported, failed)
-
-
-def charset_problem(content_type: str | None) -> None:
-    """UnsupportedMediaType unless a CSV body's declared charset is UTF-8 (or none is declared)."""
-    for parameter in (content_type or "").split(";")[1:]:
-        name, _, value = parameter.partition("=")
-        value = value.strip().strip('"')
-        if name.strip().lower() == "charset" and value.lower() not in ("utf-8", "utf8"):
-            raise UnsupportedMediaType(f"A CSV body is UTF-8; the charset {printable(value, 20)!r} is not read here.")
