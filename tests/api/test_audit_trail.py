@@ -15,7 +15,6 @@ import pytest
 
 from api.contract import Operation, operations
 from tests.support import factories
-from tests.support.factories import dialing
 from tests.support.examples import encoded, example_request, takes_json
 
 MUTATING = [o for o in operations() if o.method != "get"]
@@ -96,9 +95,9 @@ def _invitation_token(platform, actor) -> dict:
 
 
 def _campaign_fields(platform, actor) -> dict:
-    """Who calls and from which number: an agent and an outbound number of the workspace (made as
-    rows: the example's ids are no workspace's)."""
-    return {"agentId": factories.agent(actor), "callerNumberId": factories.caller_number(actor)}
+    """Who calls and from which number: an agent and an outbound number of the workspace (made in
+    it: the example's ids are no workspace's)."""
+    return {"agentId": factories.agent(actor), "callerNumberId": factories.phone_number(actor)}
 
 
 def _campaign_contact(platform, actor) -> dict:
@@ -110,7 +109,7 @@ def _campaign_contact(platform, actor) -> dict:
 
 def _claimed_contact(platform, actor) -> dict:
     """A running campaign with a contact claimed: what the runtime's operations act on."""
-    campaign_id, contact_id, attempt_id = dialing.claimed_attempt(actor)
+    campaign_id, contact_id, attempt_id = factories.claimed_attempt(actor)
     return {"campaignId": campaign_id, "contactId": contact_id, "attemptId": attempt_id}
 
 

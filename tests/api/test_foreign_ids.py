@@ -11,19 +11,15 @@ resources read the same afterwards.
 """
 from __future__ import annotations
 
-import itertools
 import json
 
 import yaml
 
 from api.contract import SPEC_DIR, Operation, operations
 from tests.support import factories
-from tests.support.factories import dialing, telephony_rules
 from tests.support.examples import encoded, example_request
 
 OPERATIONS = operations()
-# A phone number is unique across the service: each world's is its own.
-_NUMBERS = (f"+1212555{n:04d}" for n in itertools.count(100))
 
 # The resource kind each id-holding field or parameter names, by its name.
 ID_KINDS = {
@@ -123,13 +119,14 @@ class World:
         self.ids["apiKey"] = platform.create_key(owner, name=f"{marker} key")["apiKey"]["id"]
         self.ids["token"] = self.post("/access-tokens", {"name": f"{marker} token"}, workspace=False)["accessToken"]["id"]
         self.post("/webhooks/signing-secrets", {})
-        self.ids["phoneNumber"] = factories.phone_number(owner, next(_NUMBERS), label=f"{marker} line", agent_id=agent)
+        self.ids["phoneNumber"] = factories.phone_number(owner, label=f"{marker} line",
+                                                         target=("agent", agent))
         self.ids["alias"] = factories.phone_alias(owner, f"{marker} contact", "+14155550123")
         self.member = factories.member(owner, "member")
-        self.ids["suppression"] = telephony_rules.suppressed(owner, "+14155550123", reason=f"{marker} reason")[0]
-        self.ids["schedule"] = telephony_rules.schedule(owner, name=f"{marker} schedule")
-        campaign = dialing.campaign(owner, name=f"{marker} campaign", agent_id=agent)
-        self.ids["campaign"], self.ids["contact"], self.ids["attempt"] = dialing.claimed_attempt(owner, campaign)
+        self.ids["suppression"] = factories.suppressed(owner, "+14155550123", reason=f"{marker} reason")[0]
+        self.ids["schedule"] = factories.schedule(owner, name=f"{marker} schedule")
+        campaign = factories.campaign_row(owner, name=f"{marker} campaign", agent_id=agent)
+        self.ids["campaign"], self.ids["contact"], self.ids["attempt"] = factories.claimed_attempt(owner, campaign)
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

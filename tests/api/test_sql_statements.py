@@ -206,11 +206,10 @@ def test_workspace_administration_lists_cost_the_same_whatever_their_size(platfo
 
 @pytest.mark.parametrize("rows", [1, 30])
 def test_do_not_call_and_schedule_lists_cost_the_same_whatever_their_size_and_filters(platform, statements, rows):
-    from tests.support.factories import telephony_rules
     owner = platform.workspace()
-    telephony_rules.suppressed(owner, *[f"+1415555{i:04d}" for i in range(rows)], reason="asked")
+    factories.suppressed(owner, *[f"+1415555{i:04d}" for i in range(rows)], reason="asked")
     for i in range(rows):
-        telephony_rules.schedule(owner, name=f"hours {i}")
+        factories.schedule(owner, name=f"hours {i}")
     ws = f"workspaceId={owner.workspace_id}&limit=50"
     # Each page with its total in one statement, whichever filters are set.
     for path in (f"/suppressions?{ws}", f"/suppressions?{ws}&q=1415&source=manual&includeExpired=true",
@@ -223,12 +222,11 @@ def test_do_not_call_and_schedule_lists_cost_the_same_whatever_their_size_and_fi
 
 def test_resolving_an_inbound_route_costs_two_statements(platform, statements):
     """The number with its schedule, then the target with its published version."""
-    from tests.support.factories import telephony_rules
     owner = platform.workspace()
     agent_id = factories.agent(owner, name="Front desk")
-    schedule_id = telephony_rules.schedule(owner)
-    telephony_rules.phone_number(owner, "+14155550100", target=("agent", agent_id), schedule_id=schedule_id,
-                                 after_hours=("agent", agent_id))
+    schedule_id = factories.schedule(owner)
+    factories.phone_number(owner, "+14155550100", target=("agent", agent_id), schedule_id=schedule_id,
+                           after_hours=("agent", agent_id))
     path = f"/api/v2/inbound-routes/resolve?workspaceId={owner.workspace_id}&number=%2B14155550100"
     assert len(count(platform, statements, path, owner)) == admission() + 2
 
@@ -236,12 +234,12 @@ def test_resolving_an_inbound_route_costs_two_statements(platform, statements):
 @pytest.mark.parametrize("rows", [1, 30])
 def test_campaign_lists_cost_the_same_whatever_their_size(platform, statements, rows):
     owner = platform.workspace()
-    agent, number = factories.agent(owner), factories.caller_number(owner)
+    agent, number = factories.agent(owner), factories.phone_number(owner)
     campaign_id = None
     for i in range(rows):
         campaign_id = factories.campaign(owner, agent_id=agent, caller_number_id=number, name=f"campaign {i}",
                                          numbers=[f"+1415555{i:04d}", f"+1415666{i:04d}"])
-        factories.alias_number(owner, f"+1415555{i:04d}", f"friend {i}")
+        factories.phone_alias(owner, f"friend {i}", f"+1415555{i:04d}")
     ws = f"workspaceId={owner.workspace_id}&limit=50"
     # Each page with its total (and each campaign's count of contacts, phone number and each
     # contact's phone-book alias) in one statement.
@@ -259,10 +257,9 @@ def _claim_statements(platform, statements, owner, campaign_id: str, count: int)
 
 
 def test_a_claim_of_contacts_and_the_progress_cost_the_same_whatever_their_size(platform, statements):
-    from tests.support.factories import dialing
     owner = platform.workspace()
-    campaign_id = dialing.campaign(owner, max_concurrent_calls=100)
-    dialing.contacts(owner, campaign_id, dialing.numbers(60))
+    campaign_id = factories.campaign_row(owner, max_concurrent_calls=100)
+    factories.contact_rows(owner, campaign_id, factories.numbers(60))
     _claim_statements(platform, statements, owner, campaign_id, 1)  # the first prepares the statements
     # The campaign locked, lapsed leases settled and put back, the in-progress count, the claim, the
     # attempts, the phone book's names: the same statements for 1 contact as for 50.

@@ -95,9 +95,11 @@ def test_a_number_repeated_or_already_there_is_merged_while_pending(world):
 
 def test_a_number_on_the_do_not_call_list_is_kept_marked_suppressed(world):
     api, owner, campaign_id = world
-    factories.suppress_number(owner, NUMBER)
-    factories.suppress_number(owner, "+14155550124", expires_at=utcnow() - timedelta(seconds=1))
-    factories.suppress_number(owner, "+14155550125", expires_at=utcnow() + timedelta(days=1))
+    factories.suppressed(owner, NUMBER)
+    # Listed a day ago until a second ago: expired.
+    factories.suppressed(owner, "+14155550124", expires_at=utcnow() - timedelta(seconds=1),
+                         now=utcnow() - timedelta(days=1))
+    factories.suppressed(owner, "+14155550125", expires_at=utcnow() + timedelta(days=1))
     report = add(api, campaign_id, [{"number": NUMBER}, {"number": "+14155550124"}, {"number": "+14155550125"}])
     assert (report["added"], report["suppressed"]) == (1, 2)
     states = {c["number"]: c["state"] for c in listed(api, campaign_id)}
@@ -108,8 +110,8 @@ def test_a_number_on_the_do_not_call_list_is_kept_marked_suppressed(world):
 def test_another_workspaces_do_not_call_list_and_phone_book_do_not_apply(world, platform):
     api, owner, campaign_id = world
     stranger = platform.workspace()
-    factories.suppress_number(stranger, NUMBER)
-    factories.alias_number(stranger, NUMBER, "Stranger's friend")
+    factories.suppressed(stranger, NUMBER)
+    factories.phone_alias(stranger, "Stranger's friend", NUMBER)
     assert add(api, campaign_id, [{"number": NUMBER}])["added"] == 1
     (contact,) = listed(api, campaign_id)
     assert contact["state"] == "pending" and contact["alias"] is None
@@ -117,7 +119,7 @@ def test_another_workspaces_do_not_call_list_and_phone_book_do_not_apply(world, 
 
 def test_the_list_shows_aliases_and_filters_by_states_and_by_number_or_name(world):
     api, owner, campaign_id = world
-    factories.alias_number(owner, "+33142685300", "Louvre desk")
+    factories.phone_alias(owner, "Louvre desk", "+33142685300")
     add(api, campaign_id, [{"number": NUMBER, "name": "Ada Lovelace"}, {"number": "+33142685300"},
                            {"number": "+14155550199", "name": "Grace_Hopper"}])
     ada, louvre, grace = listed(api, campaign_id)
@@ -167,7 +169,7 @@ def test_contacts_cannot_be_added_to_a_campaign_that_is_over(world, platform, st
 
 def test_a_csv_is_imported_with_its_bad_rows_reported_by_line(world, platform):
     api, owner, campaign_id = world
-    factories.suppress_number(owner, "+14155550126")
+    factories.suppressed(owner, "+14155550126")
     text = ("\ufeffNumber,name,TimeZone,plan,renewal day\r\n"
             "+14155550123,Ada,,gold,14\r\n"
             "12,Bad,,,\r\n"

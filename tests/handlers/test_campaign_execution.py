@@ -10,7 +10,6 @@ import pytest
 
 from tests.support import factories
 from tests.support.client import Api
-from tests.support.factories import dialing as make
 from tests.support.reports import post_report
 
 
@@ -20,8 +19,8 @@ def api(platform) -> Api:
 
 
 def campaign_with(api: Api, count: int, **options) -> tuple[str, list[str]]:
-    campaign_id = make.campaign(api.actor, **options)
-    return campaign_id, make.contacts(api.actor, campaign_id, make.numbers(count))
+    campaign_id = factories.campaign_row(api.actor, **options)
+    return campaign_id, factories.contact_rows(api.actor, campaign_id, factories.numbers(count))
 
 
 def claims(api: Api, campaign_id: str, expect: int = 200, **body):
@@ -85,7 +84,7 @@ def test_a_lease_is_renewed_and_a_contact_resolved_by_hand(api):
 
 def test_progress_counts_contacts_and_attempts(api):
     campaign_id, ids = campaign_with(api, 4)
-    make.suppress(api.actor, make.numbers(4)[3])
+    factories.suppressed(api.actor, factories.numbers(4)[3])
     empty = api("GET", f"/campaign/{campaign_id}/progress")
     assert empty["contacts"] == {"pending": 4, "inProgress": 0, "done": 0, "failed": 0, "suppressed": 0, "total": 4}
     assert empty["answerRate"] is None and empty["attempts"] == {"total": 0, "open": 0, "byOutcome": {}}
@@ -125,7 +124,7 @@ def test_another_workspaces_campaign_attempt_or_contact_is_not_found(platform, a
     stranger("POST", f"/campaign/{campaign_id}/attempts/{claim['attemptId']}/outcome", 404, json={"outcome": "answered"})
     stranger("POST", f"/campaign/{campaign_id}/attempts/{claim['attemptId']}/renew", 404, json={})
     stranger("POST", f"/campaign/{campaign_id}/contacts/{ids[0]}/resolve", 404, json={"state": "done"})
-    own = make.campaign(stranger.actor)
+    own = factories.campaign_row(stranger.actor)
     stranger("POST", f"/campaign/{own}/attempts/{claim['attemptId']}/outcome", 404, json={"outcome": "answered"})
     stranger("POST", f"/campaign/{own}/contacts/{ids[0]}/resolve", 404, json={"state": "done"})
     assert api("GET", f"/campaign/{campaign_id}/progress")["contacts"]["inProgress"] == 1

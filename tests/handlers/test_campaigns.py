@@ -13,6 +13,8 @@ from tests.support.client import Api
 
 ONLY_NAME = "name is the only field that can be changed"
 
+CALLER = "+14155550100"  # the world's caller number
+
 
 def future(days: int = 1) -> str:
     return (datetime.now(timezone.utc) + timedelta(days=days)).isoformat()
@@ -22,7 +24,7 @@ def future(days: int = 1) -> str:
 def world(platform):
     owner = platform.workspace()
     api = Api(platform, owner)
-    agent, number = factories.agent(owner), factories.caller_number(owner)
+    agent, number = factories.agent(owner), factories.phone_number(owner, CALLER)
     return api, owner, agent, number
 
 
@@ -36,7 +38,7 @@ def test_a_campaign_is_created_in_draft_with_the_defaults_then_read_listed_and_d
     api, owner, agent, number = world
     campaign = create(api, agent, number)
     assert campaign["status"] == "draft" and campaign["agentId"] == agent and campaign["workflowId"] is None
-    assert campaign["callerNumberId"] == number and campaign["callerNumber"].startswith("+1415555")
+    assert campaign["callerNumberId"] == number and campaign["callerNumber"] == CALLER
     assert campaign["callingHours"] == {"days": ["monday", "tuesday", "wednesday", "thursday", "friday"],
                                         "start": "09:00", "end": "20:00"}
     assert (campaign["maxConcurrentCalls"], campaign["maxAttempts"], campaign["retryDelaySeconds"]) == (1, 3, 3600)
@@ -50,7 +52,7 @@ def test_a_campaign_is_created_in_draft_with_the_defaults_then_read_listed_and_d
 
 def test_every_field_is_kept_as_given(world):
     api, owner, agent, number = world
-    schedule = factories.schedule_row(owner)
+    schedule = factories.schedule(owner)
     workflow = factories.workflow(owner, [agent])
     body = {"name": "Spring", "workflowId": workflow, "callerNumberId": number, "scheduleId": schedule,
             "startsAt": "2030-01-01T09:00:00+01:00", "endsAt": "2030-01-31T18:00:00-05:00",
@@ -136,19 +138,19 @@ def test_who_calls_must_be_one_agent_or_one_workflow_of_the_workspace(world, pla
 
 def test_the_caller_number_must_be_the_workspaces_and_outbound(world, platform):
     api, owner, agent, number = world
-    inbound_only = factories.caller_number(owner, outbound=False)
+    inbound_only = factories.phone_number(owner, outbound=False)
     error = create(api, agent, inbound_only, 409)
     assert "callerNumberId" in error["message"] and "outbound" in error["message"] and inbound_only in error["message"]
-    foreign = factories.caller_number(platform.workspace())
+    foreign = factories.phone_number(platform.workspace())
     assert "callerNumberId" in create(api, agent, foreign, 400)["message"]
 
 
 def test_when_it_calls_is_a_schedule_or_hours_not_both(world, platform):
     api, owner, agent, number = world
-    schedule = factories.schedule_row(owner)
+    schedule = factories.schedule(owner)
     hours = {"days": ["monday"], "start": "09:00", "end": "17:00"}
     assert "not both" in create(api, agent, number, 400, scheduleId=schedule, callingHours=hours)["message"]
-    foreign = factories.schedule_row(platform.workspace())
+    foreign = factories.schedule(platform.workspace())
     assert "scheduleId" in create(api, agent, number, 400, scheduleId=foreign)["message"]
     for bad in ({**hours, "days": []}, {**hours, "days": ["monday"] * 2}, {**hours, "days": ["someday"]},
                 {**hours, "days": ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",

@@ -7,9 +7,9 @@ import pytest
 
 from models.configs.tables import Agent
 from models.kernel.db import session
+from models.telephony.tables import PhoneNumber
 from tests.support import factories
 from tests.support.client import Api, api
-from tests.support.factories import telephony_rules
 
 NUMBER = "+14155550100"
 EVERY_DAY_9_TO_5 = {day: [{"start": "09:00", "end": "17:00"}]
@@ -29,10 +29,10 @@ def desk(platform):
     agent_id = factories.agent(actor, name="Front desk", config={"prompt": "Welcome to the front desk."})
     factories.save_versions(actor, agent_id, 1)  # a newer version, not published: the live one answers
     workflow_id = factories.workflow(actor, [agent_id], name="Night line")
-    schedule_id = telephony_rules.schedule(actor, weekly_hours=EVERY_DAY_9_TO_5,
-                                           exceptions=[{"date": "2026-12-25", "name": "Christmas"}])
-    telephony_rules.phone_number(actor, NUMBER, target=("agent", agent_id), schedule_id=schedule_id,
-                                 after_hours=("workflow", workflow_id))
+    schedule_id = factories.schedule(actor, weekly_hours=EVERY_DAY_9_TO_5,
+                                     exceptions=[{"date": "2026-12-25", "name": "Christmas"}])
+    factories.phone_number(actor, NUMBER, target=("agent", agent_id), schedule_id=schedule_id,
+                           after_hours=("workflow", workflow_id))
     return owner, agent_id, workflow_id, schedule_id
 
 
@@ -79,7 +79,7 @@ def test_hours_follow_new_york_across_daylight_saving_changes(desk, at, within):
 def test_a_number_without_a_schedule_is_always_answered(platform):
     owner = api(platform)
     agent_id = factories.agent(owner.actor)
-    telephony_rules.phone_number(owner.actor, NUMBER, target=("agent", agent_id))
+    factories.phone_number(owner.actor, NUMBER, target=("agent", agent_id))
     route = resolve(owner, at="2026-12-25T03:00:00Z")
     assert route["withinHours"] is None and route["scheduleId"] is None and route["target"]["id"] == agent_id
     assert resolve(owner)["target"]["id"] == agent_id  # now, by default
@@ -88,8 +88,8 @@ def test_a_number_without_a_schedule_is_always_answered(platform):
 def test_closed_without_an_after_hours_target_is_a_conflict(platform):
     owner = api(platform)
     agent_id = factories.agent(owner.actor)
-    schedule_id = telephony_rules.schedule(owner.actor, weekly_hours=EVERY_DAY_9_TO_5)
-    telephony_rules.phone_number(owner.actor, NUMBER, target=("agent", agent_id), schedule_id=schedule_id)
+    schedule_id = factories.schedule(owner.actor, weekly_hours=EVERY_DAY_9_TO_5)
+    factories.phone_number(owner.actor, NUMBER, target=("agent", agent_id), schedule_id=schedule_id)
     assert resolve(owner, at="2026-11-23T15:00:00Z")["withinHours"] is True
     refused = resolve(owner, 409, at="2026-11-23T22:00:00Z")
     assert "closed" in refused["message"] and "no after-hours target" in refused["message"]
@@ -100,9 +100,9 @@ def test_what_keeps_a_number_from_being_answered(platform):
     owner = api(platform)
     actor = owner.actor
     agent_id = factories.agent(actor, name="Unpublished")
-    telephony_rules.phone_number(actor, "+14155550101", inbound=False, target=("agent", agent_id))
-    telephony_rules.phone_number(actor, "+14155550102")
-    telephony_rules.phone_number(actor, "+14155550103", target=("agent", agent_id))
+    factories.phone_number(actor, "+14155550101", inbound=False, target=("agent", agent_id))
+    factories.phone_number(actor, "+14155550102")
+    factories.phone_number(actor, "+14155550103", target=("agent", agent_id))
     assert "does not take inbound calls" in resolve(owner, 409, number="+14155550101")["message"]
     assert "No agent or workflow answers +14155550102" in resolve(owner, 409, number="+14155550102")["message"]
     with session():
@@ -116,11 +116,14 @@ def test_what_keeps_a_number_from_being_answered(platform):
 def test_another_workspaces_number_and_target_are_not_found(platform):
     mine, theirs = api(platform), api(platform)
     their_agent = factories.agent(theirs.actor)
-    telephony_rules.phone_number(theirs.actor, NUMBER, target=("agent", their_agent))
+    factories.phone_number(theirs.actor, NUMBER, target=("agent", their_agent))
     resolve(mine, 404)
     assert resolve(theirs)["target"]["id"] == their_agent
-    # A number of mine naming another workspace's agent: that agent is none of mine.
-    telephony_rules.phone_number(mine.actor, "+14155550111", target=("agent", their_agent))
+    # A number of mine naming another workspace's agent: that agent is none of mine. Routing refuses
+    # such a target, so the number's row is made to name it, as a stale or tampered row would.
+    mine_id = factories.phone_number(mine.actor, "+14155550111", target=("agent", factories.agent(mine.actor)))
+    with session():
+        PhoneNumber.update(inbound_target_id=their_agent).where(PhoneNumber.id == mine_id).execute()
     assert "no longer exists" in resolve(mine, 409, number="+14155550111")["message"]
 
 

@@ -157,7 +157,7 @@ def test_routing_names_a_target_a_schedule_and_an_after_hours_target(platform):
     api = owner(platform)
     agent_id, other_agent = factories.agent(api.actor), factories.agent(api.actor, name="night")
     workflow_id = factories.workflow(api.actor, [agent_id])
-    schedule_id = factories.schedule_row(api.actor)
+    schedule_id = factories.schedule(api.actor)
     number = add(api, inboundAgentId=agent_id)
     assert number["routing"]["agentId"] == agent_id
     path = f"/phone-numbers/{number['id']}/routing"
@@ -174,7 +174,7 @@ def test_routing_names_a_target_a_schedule_and_an_after_hours_target(platform):
 def test_routing_refuses_two_targets_foreign_ids_and_after_hours_without_hours(platform):
     api, other = owner(platform), owner(platform)
     agent_id, workflow_id = factories.agent(api.actor), factories.workflow(api.actor)
-    foreign_agent, foreign_schedule = factories.agent(other.actor), factories.schedule_row(other.actor)
+    foreign_agent, foreign_schedule = factories.agent(other.actor), factories.schedule(other.actor)
     path = f"/phone-numbers/{add(api)['id']}/routing"
     assert "give one of them" in api("PUT", path, 400, json={"agentId": agent_id, "workflowId": workflow_id})["message"]
     assert api("PUT", path, 400, json={"agentId": foreign_agent})["message"] == \
@@ -183,7 +183,7 @@ def test_routing_refuses_two_targets_foreign_ids_and_after_hours_without_hours(p
     assert api("PUT", path, 400, json={"agentId": agent_id, "scheduleId": foreign_schedule})["message"] == \
         f"scheduleId: no schedule {foreign_schedule} in this workspace."
     assert "need a scheduleId" in api("PUT", path, 400, json={"afterHoursAgentId": agent_id})["message"]
-    data = api("PUT", path, 400, json={"scheduleId": factories.schedule_row(api.actor), "afterHoursAgentId": agent_id,
+    data = api("PUT", path, 400, json={"scheduleId": factories.schedule(api.actor), "afterHoursAgentId": agent_id,
                                        "afterHoursWorkflowId": workflow_id})
     assert "afterHoursAgentId and afterHoursWorkflowId" in data["message"]
     assert "inboundAgentId" in add(api, 400, number="+14155550124", inboundAgentId=foreign_agent)["message"]
@@ -211,7 +211,7 @@ def test_an_agent_or_workflow_a_number_routes_to_cannot_be_deleted(platform):
     data = api("DELETE", f"/agents/{agent_id}", 409)
     assert f"the phone number {NUMBER} ({number['id']})" in data["message"]
     api("PUT", f"/phone-numbers/{number['id']}/routing",
-        json={"scheduleId": factories.schedule_row(api.actor), "afterHoursAgentId": night})
+        json={"scheduleId": factories.schedule(api.actor), "afterHoursAgentId": night})
     api("DELETE", f"/agents/{agent_id}")  # no longer routed to
     assert f"the phone number {NUMBER}" in api("DELETE", f"/agents/{night}", 409)["message"]
     workflow_id = factories.workflow(api.actor)

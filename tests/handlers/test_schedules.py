@@ -10,7 +10,6 @@ from models.kernel.db import session
 from models.telephony.tables import PhoneNumber
 from tests.support import factories
 from tests.support.client import Api, api
-from tests.support.factories import telephony_rules
 
 NINE_TO_FIVE = [{"start": "09:00", "end": "17:00"}]
 ALWAYS = {day: [{"start": "00:00", "end": "24:00"}]
@@ -120,19 +119,17 @@ def test_another_workspaces_schedule_is_not_found(platform):
 def test_a_schedule_a_campaign_uses_cannot_go_and_a_number_using_one_loses_it(platform):
     owner = api(platform)
     actor = owner.actor
-    schedule_id = telephony_rules.schedule(actor)
+    schedule_id = factories.schedule(actor)
     agent_id = factories.agent(actor)
-    number_id = telephony_rules.phone_number(actor, "+14155550100", target=("agent", agent_id),
-                                             schedule_id=schedule_id, after_hours=("agent", agent_id))
-    with session():
-        campaign = Campaign.create(workspace=actor.workspace_id, name="Renewals", status="draft", target_type="agent",
-                                   target_id=agent_id, caller_number=number_id, schedule=schedule_id,
-                                   max_concurrent_calls=1, max_attempts=1, retry_delay_s=60, created_by=actor.user_id)
+    number_id = factories.phone_number(actor, "+14155550100", target=("agent", agent_id),
+                                       schedule_id=schedule_id, after_hours=("agent", agent_id))
+    campaign_id = factories.campaign(actor, agent_id=agent_id, caller_number_id=number_id, schedule_id=schedule_id,
+                                     name="Renewals")
     refused = owner("DELETE", f"/schedules/{schedule_id}", 409)
     assert "used by a campaign" in refused["message"]
     assert owner("GET", f"/schedules/{schedule_id}")["schedule"]["id"] == schedule_id
     with session():
-        Campaign.delete().where(Campaign.id == campaign.id).execute()
+        Campaign.delete().where(Campaign.id == campaign_id).execute()
     owner("DELETE", f"/schedules/{schedule_id}")
     with session():
         number = PhoneNumber.get_by_id(number_id)

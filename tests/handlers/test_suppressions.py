@@ -13,7 +13,6 @@ from models.telephony import do_not_call
 from models.telephony.tables import SuppressedNumber
 from tests.support import factories
 from tests.support.client import Api, api
-from tests.support.factories import telephony_rules
 from tests.support.threads import run_threads
 
 NUMBER = "+14155550123"
@@ -186,8 +185,8 @@ def test_concurrent_adds_of_the_same_numbers_leave_one_listing_each(platform):
 def test_the_claim_condition_and_the_checks_follow_the_expiry(platform):
     owner = platform.workspace()
     now = utcnow()
-    telephony_rules.suppressed(owner, NUMBER, expires_at=now + timedelta(hours=1))
-    telephony_rules.suppressed(owner, "+14155550199")
+    factories.suppressed(owner, NUMBER, expires_at=now + timedelta(hours=1))
+    factories.suppressed(owner, "+14155550199")
     other = platform.workspace()
     with session():
         assert do_not_call.is_suppressed(owner.workspace_id, NUMBER, now)

@@ -16,7 +16,6 @@ from models.kernel.db import session
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.telephony.tables import SuppressedNumber
 from tests.support import factories
-from tests.support.factories import dialing as make
 from tests.support.threads import run_threads
 
 # Friday 6 March 2026, 13:30 UTC: 08:30 in New York (EST, UTC-5), 14:30 in Paris, 22:30 in Tokyo.
@@ -54,15 +53,15 @@ def status(campaign_id):
 
 
 def due(owner, campaign_id, count, **options):
-    return make.contacts(owner, campaign_id, make.numbers(count), due_at=FRIDAY - timedelta(minutes=1), **options)
+    return factories.contact_rows(owner, campaign_id, factories.numbers(count), due_at=FRIDAY - timedelta(minutes=1), **options)
 
 
 def test_a_claim_hands_out_due_contacts_as_attempts_with_the_campaign_to_dial(owner):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner, caller_number_id=factories.phone_number(owner, "+14155550100"))
     ids = due(owner, campaign_id, 3)
-    make.alias(owner, make.numbers(1)[0], "Front desk")
+    factories.phone_alias(owner, "Front desk", factories.numbers(1)[0])
     got = claim(owner, campaign_id, count=2)
-    assert got.campaign.status == "running" and got.campaign.caller_number.startswith("+1415")
+    assert got.campaign.status == "running" and got.campaign.caller_number == "+14155550100"
     assert got.campaign.target_type == "agent" and got.campaign.target_version_id is not None
     first = {c.contact_id for c in got.claims}
     assert len(first) == 2 and first < set(ids) and [c.attempt for c in got.claims] == [1, 1]
@@ -79,20 +78,20 @@ def test_a_claim_hands_out_due_contacts_as_attempts_with_the_campaign_to_dial(ow
 
 @pytest.mark.parametrize("count, lease_s", [(0, 300), (101, 300), (1, 29), (1, 3601), (True, 300)])
 def test_a_count_or_lease_out_of_bounds_is_refused(owner, count, lease_s):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner)
     with pytest.raises(InvalidInput):
         claim(owner, campaign_id, count=count, lease_s=lease_s)
 
 
 def test_another_workspaces_campaign_is_not_found(owner):
-    campaign_id = make.campaign(factories.workspace())
+    campaign_id = factories.campaign_row(factories.workspace())
     with pytest.raises(NotFound):
         claim(owner, campaign_id)
 
 
 def test_the_window_starts_a_scheduled_campaign_and_its_end_completes_it(owner):
     starts, ends = FRIDAY, FRIDAY + timedelta(hours=1)
-    campaign_id = make.campaign(owner, status="scheduled", starts_at=starts, ends_at=ends)
+    campaign_id = factories.campaign_row(owner, status="scheduled", starts_at=starts, ends_at=ends)
     ids = due(owner, campaign_id, 3)
     before = claim(owner, campaign_id, count=1, at=starts - timedelta(microseconds=1))
     assert before.claims == [] and status(campaign_id) == "scheduled"
@@ -106,23 +105,23 @@ def test_the_window_starts_a_scheduled_campaign_and_its_end_completes_it(owner):
 
 @pytest.mark.parametrize("state", ["draft", "paused", "cancelled", "completed"])
 def test_a_campaign_that_is_not_running_hands_out_nothing(owner, state):
-    campaign_id = make.campaign(owner, status=state)
+    campaign_id = factories.campaign_row(owner, status=state)
     due(owner, campaign_id, 2)
     assert claim(owner, campaign_id).claims == [] and status(campaign_id) == state
 
 
 def test_calling_hours_are_each_contacts_local_hours_across_a_daylight_saving_change(owner):
-    campaign_id = make.campaign(owner, calling_hours=WEEKDAYS)
-    new_york = make.contacts(owner, campaign_id, make.numbers(2, 0), "America/New_York", FRIDAY - timedelta(days=1))
-    paris = make.contacts(owner, campaign_id, make.numbers(2, 100), "Europe/Paris", FRIDAY - timedelta(days=1))
-    tokyo = make.contacts(owner, campaign_id, make.numbers(2, 200), "Asia/Tokyo", FRIDAY - timedelta(days=1))
+    campaign_id = factories.campaign_row(owner, calling_hours=WEEKDAYS)
+    new_york = factories.contact_rows(owner, campaign_id, factories.numbers(2, 0), "America/New_York", FRIDAY - timedelta(days=1))
+    paris = factories.contact_rows(owner, campaign_id, factories.numbers(2, 100), "Europe/Paris", FRIDAY - timedelta(days=1))
+    tokyo = factories.contact_rows(owner, campaign_id, factories.numbers(2, 200), "Asia/Tokyo", FRIDAY - timedelta(days=1))
     # Friday 08:30 in New York (EST), 14:30 in Paris, 22:30 in Tokyo: Paris only.
     assert sorted(c.contact_id for c in claim(owner, campaign_id, count=1).claims) == paris[:1]
     # 09:00 sharp in New York the same day (14:00 UTC): New York opens at its start.
     at_nine = claim(owner, campaign_id, count=10, at=datetime(2026, 3, 6, 14, 0))
     assert sorted(c.contact_id for c in at_nine.claims) == sorted(new_york + paris[1:])
-    campaign_2 = make.campaign(owner, calling_hours=WEEKDAYS, name="after the change")
-    moved = make.contacts(owner, campaign_2, make.numbers(2, 300), "America/New_York", FRIDAY - timedelta(days=1))
+    campaign_2 = factories.campaign_row(owner, calling_hours=WEEKDAYS, name="after the change")
+    moved = factories.contact_rows(owner, campaign_2, factories.numbers(2, 300), "America/New_York", FRIDAY - timedelta(days=1))
     assert claim(owner, campaign_2, at=FRIDAY).claims == []  # 08:30 EST
     assert claim(owner, campaign_2, at=datetime(2026, 3, 7, 15, 0)).claims == []  # Saturday
     # Monday, same UTC time: 09:30 EDT, open since the clocks went forward.
@@ -132,8 +131,9 @@ def test_calling_hours_are_each_contacts_local_hours_across_a_daylight_saving_ch
 
 def test_a_closed_schedule_hands_out_nothing(owner):
     weekly = {"friday": [{"start": "09:00", "end": "17:00"}]}
-    schedule_id = make.schedule(owner, "Europe/Paris", weekly, exceptions=[{"date": "2026-03-13", "hours": []}])
-    campaign_id = make.campaign(owner, schedule_id=schedule_id)
+    schedule_id = factories.schedule(owner, time_zone="Europe/Paris", weekly_hours=weekly,
+                                     exceptions=[{"date": "2026-03-13", "hours": []}])
+    campaign_id = factories.campaign_row(owner, schedule_id=schedule_id)
     due(owner, campaign_id, 2)
     assert len(claim(owner, campaign_id, count=1, at=FRIDAY).claims) == 1  # 14:30 in Paris
     assert claim(owner, campaign_id, at=FRIDAY.replace(hour=16)).claims == []  # 17:00 in Paris: closed
@@ -141,13 +141,13 @@ def test_a_closed_schedule_hands_out_nothing(owner):
 
 
 def test_a_number_put_on_the_do_not_call_list_after_it_was_queued_is_never_dialled(owner):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner)
     ids = due(owner, campaign_id, 3)
-    listed, expired, _ = make.numbers(3)
-    make.suppress(owner, listed)
-    make.suppress(owner, expired, expires_at=FRIDAY - timedelta(seconds=1))
+    listed, expired, _ = factories.numbers(3)
+    factories.suppressed(owner, listed)
+    factories.suppressed(owner, expired, expires_at=FRIDAY - timedelta(seconds=1), now=FRIDAY - timedelta(days=1))
     factories_other = factories.workspace()
-    make.suppress(factories_other, make.numbers(3)[2])  # another workspace's list: not ours
+    factories.suppressed(factories_other, factories.numbers(3)[2])  # another workspace's list: not ours
     got = claim(owner, campaign_id)
     assert sorted(c.contact_id for c in got.claims) == sorted(ids[1:])
     assert contact(ids[0]).state == "suppressed" and contact(ids[0]).attempts == 0
@@ -156,7 +156,7 @@ def test_a_number_put_on_the_do_not_call_list_after_it_was_queued_is_never_diall
 
 
 def test_a_lapsed_lease_puts_the_contact_back_and_its_late_outcome_is_refused(owner):
-    campaign_id = make.campaign(owner, retry_delay_s=600)
+    campaign_id = factories.campaign_row(owner, retry_delay_s=600)
     (contact_id,) = due(owner, campaign_id, 1)
     first = claim(owner, campaign_id, lease_s=60).claims[0]
     assert claim(owner, campaign_id, at=FRIDAY + timedelta(seconds=59)).claims == []
@@ -174,7 +174,7 @@ def test_a_lapsed_lease_puts_the_contact_back_and_its_late_outcome_is_refused(ow
 
 
 def test_a_lapsed_lease_of_the_last_attempt_fails_the_contact(owner):
-    campaign_id = make.campaign(owner, max_attempts=1)
+    campaign_id = factories.campaign_row(owner, max_attempts=1)
     (contact_id,) = due(owner, campaign_id, 1)
     claim(owner, campaign_id, lease_s=60)
     claim(owner, campaign_id, at=FRIDAY + timedelta(seconds=61))
@@ -182,7 +182,7 @@ def test_a_lapsed_lease_of_the_last_attempt_fails_the_contact(owner):
 
 
 def test_a_renewed_lease_keeps_the_contact(owner):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner)
     (contact_id,) = due(owner, campaign_id, 1)
     first = claim(owner, campaign_id, lease_s=60).claims[0]
     with session():
@@ -194,7 +194,7 @@ def test_a_renewed_lease_keeps_the_contact(owner):
 
 
 def test_no_more_contacts_are_in_progress_than_the_campaign_allows(owner):
-    campaign_id = make.campaign(owner, max_concurrent_calls=3)
+    campaign_id = factories.campaign_row(owner, max_concurrent_calls=3)
     due(owner, campaign_id, 5)
     first = claim(owner, campaign_id, count=5).claims
     assert len(first) == 3 and claim(owner, campaign_id).claims == []
@@ -203,7 +203,7 @@ def test_no_more_contacts_are_in_progress_than_the_campaign_allows(owner):
 
 
 def test_attempts_are_retried_after_the_delay_until_none_is_left(owner):
-    campaign_id = make.campaign(owner, max_attempts=2, retry_delay_s=600)
+    campaign_id = factories.campaign_row(owner, max_attempts=2, retry_delay_s=600)
     (contact_id,) = due(owner, campaign_id, 1)
     first = claim(owner, campaign_id).claims[0]
     after = outcome(owner, campaign_id, first.attempt_id, "no-answer", at=FRIDAY + timedelta(seconds=30))
@@ -220,7 +220,7 @@ def test_attempts_are_retried_after_the_delay_until_none_is_left(owner):
     ("voicemail", {}, "done"), ("voicemail", {"retry": True}, "pending"), ("no-answer", {"retry": False}, "failed"),
     ("failed", {}, "pending"), ("do-not-call", {}, "done")])
 def test_each_outcome_moves_the_contact_on(owner, result, options, state):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner)
     (contact_id,) = due(owner, campaign_id, 1)
     attempt = claim(owner, campaign_id).claims[0]
     call_id = "0b7c5c7e-3a52-4a55-9f57-6f0f1d6c1a2b"
@@ -233,7 +233,7 @@ def test_each_outcome_moves_the_contact_on(owner, result, options, state):
 
 
 def test_an_outcome_reported_twice_is_answered_alike_and_another_one_is_a_conflict(owner):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner)
     due(owner, campaign_id, 1)
     attempt = claim(owner, campaign_id).claims[0]
     first = outcome(owner, campaign_id, attempt.attempt_id, "answered")
@@ -243,11 +243,11 @@ def test_an_outcome_reported_twice_is_answered_alike_and_another_one_is_a_confli
     with pytest.raises(InvalidInput, match="retry applies"):
         outcome(owner, campaign_id, attempt.attempt_id, "answered", retry=True)
     with pytest.raises(NotFound):
-        outcome(owner, make.campaign(owner, name="other"), attempt.attempt_id, "answered")
+        outcome(owner, factories.campaign_row(owner, name="other"), attempt.attempt_id, "answered")
 
 
 def test_a_contact_resolved_by_hand_closes_its_open_attempt(owner):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner)
     ids = due(owner, campaign_id, 2)
     attempt = claim(owner, campaign_id, count=1).claims[0]
     other = (set(ids) - {attempt.contact_id}).pop()
@@ -266,7 +266,7 @@ def test_a_contact_resolved_by_hand_closes_its_open_attempt(owner):
 
 
 def test_a_calls_report_settles_its_campaign_contact(owner):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner)
     ids = due(owner, campaign_id, 2)
     claims = claim(owner, campaign_id, count=2).claims
     call_id = factories.call(owner, ended_reason="customer-did-not-answer",
@@ -282,7 +282,7 @@ def test_a_calls_report_settles_its_campaign_contact(owner):
 
 def test_a_report_naming_another_workspaces_contact_changes_nothing(owner):
     stranger = factories.workspace()
-    campaign_id = make.campaign(stranger)
+    campaign_id = factories.campaign_row(stranger)
     (contact_id,) = due(stranger, campaign_id, 1)
     claim(stranger, campaign_id)
     with session():
@@ -300,9 +300,9 @@ def _report(owner, campaign_id, contact_id):
 
 
 def test_progress_counts_contacts_by_state_and_attempts_by_outcome(owner):
-    campaign_id = make.campaign(owner)
+    campaign_id = factories.campaign_row(owner)
     ids = due(owner, campaign_id, 5)
-    make.suppress(owner, make.numbers(5)[4])
+    factories.suppressed(owner, factories.numbers(5)[4])
     claims = claim(owner, campaign_id, count=3).claims
     outcome(owner, campaign_id, claims[0].attempt_id, "answered")
     outcome(owner, campaign_id, claims[1].attempt_id, "no-answer")
@@ -314,12 +314,12 @@ def test_progress_counts_contacts_by_state_and_attempts_by_outcome(owner):
     assert got.attempts["total"] == 4 and got.answer_rate == 0.5 and got.status == "running"
     assert contact(ids[4]).state == "suppressed"
     with session():
-        empty = dialing.progress(workspace_id=owner.workspace_id, campaign_id=make.campaign(owner, name="empty"))
+        empty = dialing.progress(workspace_id=owner.workspace_id, campaign_id=factories.campaign_row(owner, name="empty"))
     assert empty.answer_rate is None and empty.contacts["total"] == 0
 
 
 def test_concurrent_claimers_take_disjoint_contacts_within_the_concurrency(owner):
-    campaign_id = make.campaign(owner, max_concurrent_calls=40)
+    campaign_id = factories.campaign_row(owner, max_concurrent_calls=40)
     due(owner, campaign_id, 400)
 
     def hold(_index: int) -> list[str]:  # nobody settles: at most 40 in all

@@ -3,18 +3,19 @@ a session of its own on whatever database the models are bound to; a test reads 
 ``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
 from tests.support.factories.calls import call, insight, report
 from tests.support.factories.campaigns import (
-    alias_number,
-    caller_number,
     campaign,
-    schedule_row,
+    campaign_row,
+    claimed_attempt,
+    contact_rows,
+    numbers,
     set_contact_state,
-    suppress_number,
 )
 from tests.support.factories.configs import agent, save_versions, workflow
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
-from tests.support.factories.telephony import phone_alias, phone_number, schedule_row
+from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "alias_number", "api_key", "call", "caller_number", "campaign", "expire_tokens", "insight",
-           "member", "phone_alias", "phone_number", "principal", "report", "save_versions", "schedule_row",
-           "set_contact_state", "suppress_number", "webhook_subscription", "workflow", "workspace"]
+__all__ = ["Actor", "agent", "api_key", "call", "campaign", "campaign_row", "claimed_attempt", "contact_rows",
+           "expire_tokens", "insight", "member", "numbers", "phone_alias", "phone_number", "principal",
+           "report", "save_versions", "schedule", "set_contact_state", "suppressed", "webhook_subscription",
+           "workflow", "workspace"]
