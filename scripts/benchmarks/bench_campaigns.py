@@ -129,7 +129,7 @@ def _open_zones(hours: dict) -> list[str]:
 def _seed(url: str, args, hours: dict):
     import psycopg2
 
-    from tests.support.factories import dialing as make
+    from tests.support.factories.campaigns import campaign_row
     from tests.support.factories.identity import workspace
     conn = psycopg2.connect(url)
     conn.autocommit = True
@@ -137,7 +137,7 @@ def _seed(url: str, args, hours: dict):
         cur.execute("DELETE FROM campaign_attempt; DELETE FROM campaign_contact; DELETE FROM campaign; "
                     "DELETE FROM suppressed_number; DELETE FROM phone_number")
     owner = workspace("Bench")
-    campaign_id = make.campaign(owner, max_concurrent_calls=1000, max_attempts=3, retry_delay_s=3600,
+    campaign_id = campaign_row(owner, max_concurrent_calls=1000, max_attempts=3, retry_delay_s=3600,
                                 calling_hours=hours)
     log(f"seeding {args.contacts:,} contacts over {len(ZONES)} zones and {args.suppressed:,} do-not-call numbers")
     started = time.perf_counter()
