@@ -137,9 +137,13 @@ _CAMPAIGN = """SELECT c.id, c.status, c.target_type, c.target_id, p.number, c.ca
     LEFT JOIN agent a ON c.target_type = 'agent' AND a.id = c.target_id AND a.workspace_id = c.workspace_id
     LEFT JOIN workflow f ON c.target_type = 'workflow' AND f.id = c.target_id AND f.workspace_id = c.workspace_id
     WHERE c.id = {p} AND c.workspace_id = {p}"""
-# The campaign's row locked for the claim: claimers of one campaign take turns, which is what keeps
-# the in-progress count they read true until they commit.
-_CAMPAIGN_LOCKED = {True: Statement(_CAMPAIGN + " FOR UPDATE OF c"), False: Statement(_CAMPAIGN)}
+_CAMPAIGN_READ = Statement(_CAMPAIGN)
+# The campaign's row locked for the claim itself: claimers of one campaign take turns from there to
+# their commit, which is what keeps the in-progress count they read true until they commit. Taken
+# as late as it can be (after the housekeeping and the zone walk, which need no turn), so that a
+# turn lasts the count, the claim and the attempts' insert.
+_LOCK = {True: Statement("SELECT status FROM campaign WHERE id = {p} FOR UPDATE"),
+         False: Statement("SELECT status FROM campaign WHERE id = {p}")}
 
 # The moves execution makes by itself (legal moves of lifecycle.MOVES), guarded by the status they leave.
 _START = Statement(f"UPDATE campaign SET status = '{RUNNING}', updated_at = {{p}} WHERE id = {{p}} AND status = '{SCHEDULED}'")
@@ -259,7 +263,7 @@ def claim(*, workspace_id: str, campaign_id: str, count: int = 1, lease_s: int =
     until = now + timedelta(seconds=lease_s)
     postgres = is_postgres()
     with database.atomic():
-        row = _CAMPAIGN_LOCKED[postgres].one(campaign_id, workspace_id)
+        row = _CAMPAIGN_READ.one(campaign_id, workspace_id)
         if row is None:
             raise NotFound(f"No campaign {campaign_id} in this workspace.")
         (_, status, target_type, target_id, caller, calling_hours, starts_at, ends_at, max_concurrent,
@@ -286,14 +290,22 @@ def claim(*, workspace_id: str, campaign_id: str, count: int = 1, lease_s: int =
         if schedule_zone is not None and not hours.is_open(
                 time_zone=schedule_zone, weekly_hours=_json(weekly_hours), exceptions=_json(exceptions), at=now):
             return answer(status)
+        zones = opened = None
+        if calling_hours:
+            zones = [r[0] for r in _PENDING_ZONES.all(campaign_id, campaign_id)]
+            opened = open_zones(calling_hours, zones, now)
+            if not opened and zones:
+                return answer(status)
+        # The turn: the status as it is now (a pause since the read above stops the claim).
+        status = _LOCK[postgres].one(campaign_id)[0]
+        if status != RUNNING:
+            return answer(status)
+        if calling_hours and not opened:
+            return _completed_if_done(campaign_id, now, answer, status)
         limit = min(count, max_concurrent - _IN_PROGRESS.one(campaign_id)[0])
         if limit <= 0:
             return answer(status)
         if calling_hours:
-            zones = [r[0] for r in _PENDING_ZONES.all(campaign_id, campaign_id)]
-            opened = open_zones(calling_hours, zones, now)
-            if not opened:
-                return answer(status) if zones else _completed_if_done(campaign_id, now, answer, status)
             if len(opened) < len(zones):
                 rows = []
                 for zone in sorted(opened, key=lambda z: _minutes_left(calling_hours, z, now)):
@@ -314,9 +326,10 @@ def claim(*, workspace_id: str, campaign_id: str, count: int = 1, lease_s: int =
         CampaignAttempt.insert_many([
             {"id": c.attempt_id, "workspace": workspace_id, "campaign": campaign_id, "contact": c.contact_id,
              "attempt": c.attempt, "claimed_at": now, "lease_until": until} for c in claims]).execute()
-        aliases = dict(PhoneAlias.in_workspace(workspace_id, PhoneAlias.number, PhoneAlias.name)
-                       .where(PhoneAlias.number.in_(sorted({c.number for c in claims}))).tuples())
-        return answer(status, [c._replace(alias=aliases.get(c.number)) for c in claims])
+    # The phone book's names once the turn is over: shown to the runtime, not part of the claim.
+    aliases = dict(PhoneAlias.in_workspace(workspace_id, PhoneAlias.number, PhoneAlias.name)
+                   .where(PhoneAlias.number.in_(sorted({c.number for c in claims}))).tuples())
+    return answer(status, [c._replace(alias=aliases.get(c.number)) for c in claims])
 
 
 def _completed_if_done(campaign_id: str, now: datetime, answer, status: str) -> Claimed:

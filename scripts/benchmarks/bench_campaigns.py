@@ -138,7 +138,7 @@ def _seed(url: str, args, hours: dict):
                     "DELETE FROM suppressed_number; DELETE FROM phone_number")
     owner = workspace("Bench")
     campaign_id = campaign_row(owner, max_concurrent_calls=1000, max_attempts=3, retry_delay_s=3600,
-                                calling_hours=hours)
+                               calling_hours=hours)
     log(f"seeding {args.contacts:,} contacts over {len(ZONES)} zones and {args.suppressed:,} do-not-call numbers")
     started = time.perf_counter()
     due = datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(hours=1)
