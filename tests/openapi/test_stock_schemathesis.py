@@ -71,6 +71,8 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES = {
     "PATCH /phone-aliases/{aliasId}": "number: a number of a numbering plan; a name not only spaces",
     "POST /campaign": "agentId or workflowId (one), an agent or workflow of the workspace; callerNumberId a number "
                       "of the workspace; scheduleId or callingHours, not both; endsAt in the future, after startsAt",
+    "POST /campaign/{campaignId}/contacts": "a contact's variables: names of one line without control characters "
+                                            "(free-form keys, which OpenAPI 3.0 cannot constrain)",
     "POST /campaign/{campaignId}/contacts/import": "a CSV whose header names a number column",
     "POST /campaign/{campaignId}/attempts/{attemptId}/outcome": "retry only with the outcomes that may be tried "
                                                                 "again (a rule between two fields)",
