@@ -6,6 +6,8 @@ resource: a method it lacks is 405 with its Allow header, as on every other path
 """
 from __future__ import annotations
 
+import re
+
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .envelope import error_body
@@ -17,25 +19,36 @@ class StaticPathMethods:
         methods: dict[str, set[str]] = {}
         for operation in operations:
             methods.setdefault(base_path + operation.path, set()).add(operation.method.upper())
-        templated = [path for path in methods if "{" in path]
-        self.allowed = {}
-        for path, verbs in methods.items():
-            # Only fixed paths that a templated path of the contract would also match.
-            if "{" not in path and any(_could_match(template, path) for template in templated):
-                self.allowed[path] = sorted(verbs | ({"HEAD"} if "GET" in verbs else set()))
+        # Paths that another templated path of the contract would also match, with a fixed segment
+        # where that one has a parameter (/call/export under /call/{callId}, and as well
+        # /campaign/{campaignId}/contacts/import under /campaign/{campaignId}/contacts/{contactId}).
+        self.allowed = [(_pattern(path), sorted(verbs | ({"HEAD"} if "GET" in verbs else set())))
+                        for path, verbs in methods.items()
+                        if any(_shadows(template, path) for template in methods if "{" in template)]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and (allowed := self.allowed.get(scope["path"].rstrip("/") or "/")) \
-                and scope["method"] not in allowed:
-            body = error_body(405, f"{scope['method']} is not allowed on this path; it allows {', '.join(allowed)}.")
-            await send({"type": "http.response.start", "status": 405, "headers": [
-                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                (b"allow", ", ".join(allowed).encode())]})
-            await send({"type": "http.response.body", "body": body})
-            return
+        if scope["type"] == "http":
+            path = scope["path"].rstrip("/") or "/"
+            allowed = next((verbs for pattern, verbs in self.allowed if pattern.fullmatch(path)), None)
+            if allowed and scope["method"] not in allowed:
+                body = error_body(405, f"{scope['method']} is not allowed on this path; it allows {', '.join(allowed)}.")
+                await send({"type": "http.response.start", "status": 405, "headers": [
+                    (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                    (b"allow", ", ".join(allowed).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
         await self.app(scope, receive, send)
 
 
-def _could_match(template: str, path: str) -> bool:
+def _shadows(template: str, path: str) -> bool:
+    """Whether ``template`` also matches ``path``, which has a fixed segment where it has a parameter."""
     parts, given = template.split("/"), path.split("/")
-    return len(parts) == len(given) and all(p == g or p.startswith("{") for p, g in zip(parts, given))
+    if len(parts) != len(given):
+        return False
+    pairs = list(zip(parts, given))
+    return all(p == g or p.startswith("{") for p, g in pairs) and \
+        any(p.startswith("{") and not g.startswith("{") for p, g in pairs)
+
+
+def _pattern(path: str) -> re.Pattern:
+    return re.compile("/".join("[^/]+" if part.startswith("{") else re.escape(part) for part in path.split("/")))

@@ -255,3 +255,27 @@ def test_a_huge_query_value_is_400_not_a_server_error(platform):
     r = platform.client.get("/api/v2/api-keys/" + "x" * 5000, params={"workspaceId": owner.workspace_id},
                             headers=owner.headers)
     assert r.status_code == 400 and "apiKeyId" in r.json()["data"]["message"]
+
+
+def test_a_fixed_segment_under_a_parameter_is_405_for_a_method_it_lacks_not_an_id():
+    from api.contract import operations
+    from api.static_paths import StaticPathMethods
+    # /campaign/{campaignId}/contacts/import (POST) beside /campaign/{campaignId}/contacts/{contactId}
+    # (GET, DELETE): a GET of .../import is no contact named "import".
+    guard = StaticPathMethods(None, operations(), "/api/v2")
+    allowed = dict((pattern.pattern, verbs) for pattern, verbs in guard.allowed)
+    matched = [verbs for pattern, verbs in guard.allowed
+               if pattern.fullmatch("/api/v2/campaign/9f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c/contacts/import")]
+    assert matched == [["POST"]], allowed
+    assert any(pattern.fullmatch("/api/v2/call/export") for pattern, _ in guard.allowed)
+    # A path of ids alone is no fixed path: an id is never taken for one.
+    assert not any(pattern.fullmatch("/api/v2/campaign/9f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c/contacts/"
+                                     "0a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d") for pattern, _ in guard.allowed)
+
+
+def test_get_of_a_campaign_contacts_import_is_405_naming_post(platform):
+    owner = platform.workspace()
+    r = platform.client.get("/api/v2/campaign/9f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c/contacts/import",
+                            params={"workspaceId": owner.workspace_id}, headers=owner.headers)
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert_error(r, 405, "GET")
