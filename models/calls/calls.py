@@ -23,7 +23,6 @@ from typing import Callable, NamedTuple
 from peewee import (
     JOIN,
     SQL,
-    NodeList,
     fn,
 )
 
@@ -35,7 +34,7 @@ from models.kernel.db import database, is_postgres, session, unit_of_work, utcno
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import same_workspace
-from models.kernel.sql import Statement, with_parameters
+from models.kernel.sql import Statement, like, like_pattern, with_parameters
 from models.telephony.tables import PhoneAlias
 
 # ---------------------------------------------------------------------------------------------
@@ -316,7 +315,7 @@ def _filtered(query, workspace_id, values: dict):
             conditions.append(fn.EXISTS(CallTag.in_workspace(workspace_id, SQL("1")).where(
                 (CallTag.call == Call.id) & (CallTag.name_key == value))))
         elif name == "search":
-            conditions.append(_like(Call.summary, value) | _like(Call.transcript, value))
+            conditions.append(like(Call.summary, value) | like(Call.transcript, value))
         elif name == "started_from":
             conditions.append(Call.started_at >= value)
         elif name == "started_to":
@@ -324,10 +323,6 @@ def _filtered(query, workspace_id, values: dict):
         else:
             conditions.append(getattr(Call, name) == value)
     return query.where(*conditions) if conditions else query
-
-
-def _like(column, pattern):
-    return NodeList((fn.LOWER(column), SQL("LIKE"), pattern, SQL("ESCAPE '\\'")))
 
 
 def _summary_columns():
@@ -387,8 +382,7 @@ def _values(f: CallFilter) -> dict:
     if "tag" in values:
         values["tag"] = values["tag"].strip().lower()
     if "search" in values:
-        escaped = values["search"].lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        values["search"] = f"%{escaped}%"
+        values["search"] = like_pattern(values["search"])
     return values
 
 

@@ -15,7 +15,7 @@ import functools
 from datetime import datetime, timezone
 from typing import NamedTuple
 
-from peewee import JOIN, SQL, NodeList, fn
+from peewee import JOIN, SQL, fn
 
 from models.campaigns import lifecycle
 from models.campaigns.tables import Campaign, CampaignAttempt, CampaignContact
@@ -26,7 +26,7 @@ from models.kernel.db import database, is_postgres, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import same_workspace
-from models.kernel.sql import Prepared, with_parameters
+from models.kernel.sql import Prepared, like, like_pattern, with_parameters
 from models.telephony.hours import DAYS, check_windows
 from models.telephony.tables import PhoneNumber, Schedule
 
@@ -89,16 +89,6 @@ def _selected(workspace_id):
 
 
 _ONE = Prepared(lambda workspace_id, campaign_id: _selected(workspace_id).where(_C.id == campaign_id))
-
-
-def like_pattern(text: str, *, prefix: bool = False) -> str:
-    """``text`` as a LIKE pattern (ESCAPE '\\'), lower case: contained, or a prefix."""
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"{escaped}%" if prefix else f"%{escaped}%"
-
-
-def like(column, pattern):
-    return NodeList((fn.LOWER(column), SQL("LIKE"), pattern, SQL("ESCAPE '\\'")))
 
 
 @functools.cache

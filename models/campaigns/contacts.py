@@ -24,14 +24,14 @@ from typing import NamedTuple
 from peewee import JOIN, IntegrityError, fn
 
 from models.campaigns import lifecycle
-from models.campaigns.campaigns import like, like_pattern, lock
+from models.campaigns.campaigns import lock
 from models.campaigns.tables import Campaign, CampaignAttempt, CampaignContact
 from models.kernel import csv_table
 from models.kernel.db import database, is_postgres, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import Workspace, same_workspace
-from models.kernel.sql import Prepared, with_parameters
+from models.kernel.sql import Prepared, like, like_pattern, with_parameters
 from models.kernel.text import text_problem
 from models.telephony import do_not_call, e164
 from models.telephony.hours import zone

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
-from peewee import CharField, DateTimeField, Field, ForeignKeyField, IntegerField, Query, TextField
+from peewee import SQL, CharField, DateTimeField, Field, ForeignKeyField, IntegerField, NodeList, Query, TextField, fn
 
 from models.kernel.db import JSONField, database, is_postgres
 
@@ -195,3 +195,16 @@ def with_parameters(function: Callable[..., Query], names) -> Callable[..., Quer
     build.__signature__ = inspect.Signature(
         [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
     return build
+
+
+def like_pattern(text: str, *, prefix: bool = False) -> str:
+    """``text`` as a LIKE pattern that matches it literally (``%``, ``_`` and ``\\`` escaped for
+    ``like``), in lower case: anywhere in the value, or at its start."""
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"{escaped}%" if prefix else f"%{escaped}%"
+
+
+def like(column, pattern, *, fold: bool = True):
+    """``column LIKE pattern ESCAPE '\\'`` (a pattern of ``like_pattern``), the column folded to
+    lower case unless ``fold`` is False (a column already folded, or digits)."""
+    return NodeList((fn.LOWER(column) if fold else column, SQL("LIKE"), pattern, SQL("ESCAPE '\\'")))

@@ -25,7 +25,7 @@ from models.identity.principal import Principal
 from models.kernel.db import database, new_id, utcnow
 from models.kernel.errors import InvalidInput, NotFound
 from models.kernel.pagination import Page, workspace_list
-from models.kernel.sql import Prepared
+from models.kernel.sql import Prepared, like, like_pattern
 from models.telephony import e164
 from models.telephony.tables import SuppressedNumber
 
@@ -113,18 +113,10 @@ _BY_NUMBER = Prepared(lambda workspace_id, number: _S.in_workspace(workspace_id,
                       .where(_S.number == number))
 
 
-def _like(column, pattern):
-    return NodeList((fn.LOWER(column), SQL("LIKE"), pattern, SQL("ESCAPE '\\'")))
-
-
-def _escaped(text: str) -> str:
-    return text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 _CONDITIONS = {
     "number": lambda p: _S.number == p["number"],
     "prefix": lambda p: NodeList((_S.number, SQL("LIKE"), p["prefix"])),  # digits and +: nothing to escape
-    "text": lambda p: _like(_S.reason, p["text"]),
+    "text": lambda p: like(_S.reason, p["text"]),
     "source": lambda p: _S.source == p["source"],
     "now": lambda p: _in_force(p["now"]),
 }
@@ -152,7 +144,7 @@ _DIGITS = re.compile(r"[\d\s().\-+]+")
 def _search(q: str) -> dict:
     """What ``q`` searches for: a whole number (normalised) matches it exactly, else its digits
     match the start of numbers (country code first), and the text matches within reasons."""
-    values = {"text": f"%{_escaped(q)}%"}
+    values = {"text": like_pattern(q)}
     if _DIGITS.fullmatch(q) and any(c.isdigit() for c in q):
         try:
             values["number"] = e164.normalise(q, field="q")

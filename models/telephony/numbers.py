@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 import phonenumbers
-from peewee import SQL, IntegrityError, NodeList, fn
+from peewee import IntegrityError
 
 from models.configs.references import lock_for_share
 from models.configs.tables import Agent, VersionedEntity, Workflow
@@ -30,7 +30,7 @@ from models.kernel.db import database, is_postgres, utcnow
 from models.kernel import csv_table
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, workspace_list
-from models.kernel.sql import Prepared
+from models.kernel.sql import Prepared, like, like_pattern
 from models.kernel.text import printable, text_problem
 from models.telephony import e164
 from models.telephony.tables import PhoneNumber, Schedule
@@ -96,14 +96,10 @@ _COLUMNS = (_N.id, _N.workspace, _N.number, _N.label, _N.provider, _N.inbound, _
 _ONE = Prepared(lambda workspace_id, number_id: _N.in_workspace(workspace_id, *_COLUMNS).where(_N.id == number_id))
 
 
-def _like(column, pattern):
-    return NodeList((column, SQL("LIKE"), pattern, SQL("ESCAPE '\\'")))
-
-
 _FILTERS = {
     # q: the number's start (as written in E.164) or a part of the label, without case.
-    "number_prefix": lambda params: _like(_N.number, params["number_prefix"]) | _like(fn.LOWER(_N.label),
-                                                                                      params["label_part"]),
+    "number_prefix": lambda params: like(_N.number, params["number_prefix"], fold=False) | like(_N.label,
+                                                                                               params["label_part"]),
     "inbound": lambda params: _N.inbound == True,  # noqa: E712 (SQL, not Python)
     "outbound": lambda params: _N.outbound == True,  # noqa: E712
 }
@@ -113,10 +109,6 @@ _FILTERS = {
 def _page(names: tuple[str, ...]):
     return workspace_list(_N, _COLUMNS, order_by=(_N.created_at, _N.id), names=names,
                           where=lambda params: [_FILTERS[name](params) for name in names if name in _FILTERS])
-
-
-def _escaped(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def number_prefix(q: str) -> str:
@@ -231,8 +223,8 @@ def list_numbers(*, workspace_id: str, limit: int, offset: int, q: str | None = 
     (outbound) calls."""
     values: dict = {}
     if q is not None:
-        values["number_prefix"] = _escaped(number_prefix(q)) + "%"
-        values["label_part"] = "%" + _escaped(q.lower()) + "%"
+        values["number_prefix"] = like_pattern(number_prefix(q), prefix=True)
+        values["label_part"] = like_pattern(q)
     if capability is not None:
         if capability not in CAPABILITIES:
             raise InvalidInput(f"capability must be one of {', '.join(CAPABILITIES)}.")

@@ -12,13 +12,13 @@ import functools
 from datetime import datetime
 from typing import NamedTuple
 
-from peewee import SQL, IntegrityError, NodeList
+from peewee import IntegrityError
 
 from models.identity.principal import Principal
 from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, workspace_list
-from models.kernel.sql import Prepared
+from models.kernel.sql import Prepared, like, like_pattern
 from models.kernel.text import text_problem
 from models.telephony import e164
 from models.telephony.numbers import number_prefix
@@ -42,19 +42,12 @@ _COLUMNS = (_A.id, _A.workspace, _A.name, _A.number, _A.created_by, _A.created_a
 _ONE = Prepared(lambda workspace_id, alias_id: _A.in_workspace(workspace_id, *_COLUMNS).where(_A.id == alias_id))
 
 
-def _like(column, pattern):
-    return NodeList((column, SQL("LIKE"), pattern, SQL("ESCAPE '\\'")))
-
-
 @functools.cache
 def _page(names: tuple[str, ...]):
     # By name (the unique index on the folded name serves the order and the page).
     return workspace_list(_A, _COLUMNS, order_by=(_A.name_key, _A.id), names=names, where=lambda params: [
-        _like(_A.name_key, params["name_part"]) | _like(_A.number, params["number_prefix"])] if names else [])
-
-
-def _escaped(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        like(_A.name_key, params["name_part"], fold=False)
+        | like(_A.number, params["number_prefix"], fold=False)] if names else [])
 
 
 def _name(value: str) -> str:
@@ -103,8 +96,8 @@ def create(principal: Principal, *, workspace_id: str, name: str, number: str) -
 def list_aliases(*, workspace_id: str, limit: int, offset: int, q: str | None = None) -> Page[AliasRecord]:
     """The phone book by name; ``q`` keeps the entries whose name holds it (without case) or whose
     number starts with it (spaces, dashes, dots and parentheses in ``q`` ignored)."""
-    values = {} if q is None else {"name_part": "%" + _escaped(_key(q)) + "%",
-                                   "number_prefix": _escaped(number_prefix(q)) + "%"}
+    values = {} if q is None else {"name_part": like_pattern(_key(q)),
+                                   "number_prefix": like_pattern(number_prefix(q), prefix=True)}
     return _page(tuple(sorted(values))).page(AliasRecord, workspace_id=workspace_id, limit=limit, offset=offset,
                                              **values)
 
