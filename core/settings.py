@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from models.identity.rate_limits import Limit, Policy
 from models.kernel.db import is_postgres_url
@@ -130,6 +130,18 @@ class Settings:
     # The longest call a report may describe (durationMs, and endedAt after startedAt): a
     # report's figure is debited as it comes, so an unbounded one could empty any balance.
     max_call_duration_s: float = 86400.0
+    # The OpenAI-compatible chat-completions endpoint the optimizer (and simulations, judges) ask:
+    # its base URL (".../v1"), key and model. Without a base URL those features fail, clearly.
+    llm_base_url: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)  # never in a log line
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout_s: float = 60.0
+    # Threads per API process that generate optimization runs' solutions (0: none in this process),
+    # and the lease a worker holds on a run while it asks the endpoint.
+    optimization_workers: int = 1
+    optimization_lease_s: float = 120.0
+    # How long a run given to an external optimizer may stay generating before it fails.
+    external_optimizer_timeout_s: float = 3600.0
 
     def handler_threads(self) -> int:
         """How many worker threads of one API process run handlers marked ``x-in-thread`` (those

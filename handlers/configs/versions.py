@@ -68,8 +68,8 @@ def version_shape(version: VersionRecord) -> dict:
         "publishedBy": version.published_by,
         "name": version.name,
         "branchId": version.branch_id,
-        # Filled by the feedback group, which records the feedback a version closes.
-        "closedFeedbacks": [],
+        # As the acceptance of a solution recorded them (models.optimization).
+        "closedFeedbacks": version.closed_feedbacks or [],
     }
 
 

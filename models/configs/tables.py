@@ -50,6 +50,9 @@ class Version(WorkspaceScoped):
     is_published = BooleanField(default=False)
     published_at = DateTimeField(null=True)
     published_by = CharField(null=True)
+    # The feedback this version closed, [{id, number, title}], as the solution accepted into it
+    # recorded it (models.optimization); None for a version that closed none.
+    closed_feedbacks = JSONField(null=True)
 
     class Meta:
         table_name = "entity_version"

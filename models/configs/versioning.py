@@ -51,12 +51,13 @@ class VersionRecord(NamedTuple):
     is_published: bool
     published_at: datetime | None
     published_by: str | None
+    closed_feedbacks: list | None  # [{id, number, title}] of the feedback it closed
 
 
 _VERSION_COLUMNS = (Version.id, Version.entity_type, Version.entity_id, Version.workspace, Version.version_number,
                     Version.parent_version_id, Version.branch_id, Version.name, Version.config_diff_summary,
                     Version.created_by, Version.created_at, Version.is_published, Version.published_at,
-                    Version.published_by)
+                    Version.published_by, Version.closed_feedbacks)
 
 
 def _of_entity(workspace_id, entity_type, entity_id, *columns):
@@ -108,9 +109,10 @@ def writing():
 
 def append(model: type[VersionedEntity], principal: Principal, workspace_id: str, entity_id: str, config: dict, *,
            name: str | None, parent_id: str | None, parent_config: dict | None = None,
-           branch_id: str | None = None) -> VersionRecord:
+           branch_id: str | None = None, closed_feedbacks: list[dict] | None = None) -> VersionRecord:
     """Append a version holding ``config`` (already complete and checked) after ``parent_id``,
-    whose configuration the caller passes when it has read it already. Runs inside
+    whose configuration the caller passes when it has read it already; ``closed_feedbacks``
+    lists the feedback it closes. Runs inside
     ``writing()``; takes the entity's lock and the next number itself. The caller moves the head
     it advances (the entity's, or a branch's)."""
     number = lock(model, workspace_id, entity_id, take_number=True).version_count
@@ -121,7 +123,7 @@ def append(model: type[VersionedEntity], principal: Principal, workspace_id: str
         workspace=workspace_id, entity_type=model.KIND, entity_id=entity_id, version_number=number,
         parent_version_id=parent_id, branch_id=branch_id, name=name or f"Version {number}", config=config,
         config_diff_summary=diff.summary(diff.diff(parent_config, config)),
-        created_by=principal.user_id, created_at=now,
+        created_by=principal.user_id, created_at=now, closed_feedbacks=closed_feedbacks or None,
     )
     references.version_saved(model, workspace_id, entity_id, version.id, config)
     return _record(version)
@@ -248,5 +250,5 @@ def _record(version: Version) -> VersionRecord:
         parent_version_id=version.parent_version_id, branch_id=version.branch_id, name=version.name,
         config_diff_summary=version.config_diff_summary, created_by=version.created_by,
         created_at=version.created_at, is_published=version.is_published, published_at=version.published_at,
-        published_by=version.published_by,
+        published_by=version.published_by, closed_feedbacks=version.closed_feedbacks,
     )

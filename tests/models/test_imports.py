@@ -11,7 +11,8 @@ import models
 from models.kernel.db import BaseModel
 
 MODELS_DIR = Path(models.__file__).parent
-DOMAINS = ("kernel", "identity", "configs", "calls", "webhooks", "billing", "audit", "telephony", "campaigns")
+DOMAINS = ("kernel", "identity", "configs", "calls", "webhooks", "billing", "audit", "telephony", "campaigns",
+           "feedback", "reviews", "optimization")
 
 
 def _modules() -> dict[str, Path]:

@@ -1,0 +1,2 @@
+"""Handlers of feedback: the feedback itself, its assignees, comments, references and the
+workspace's feedback statuses."""

@@ -1,0 +1,1 @@
+"""Handlers of optimization runs and their solutions."""

@@ -1,0 +1,78 @@
+"""The tables of optimization: a run, the feedback it works from, its solutions and the feedback
+each solution addresses (models.optimization)."""
+from __future__ import annotations
+
+from peewee import CharField, CompositeKey, DateTimeField, ForeignKeyField, IntegerField, TextField
+
+from models.feedback.tables import Feedback
+from models.kernel.db import JSONField, new_id, utcnow
+from models.kernel.scoping import WorkspaceScoped
+
+
+class OptimizationRun(WorkspaceScoped):
+    id = CharField(primary_key=True, default=new_id)
+    agent_id = CharField()
+    status = CharField(max_length=16)  # generating, pendingReview, completed, failed
+    optimizer = CharField(max_length=16)  # builtin or external
+    instructions = TextField(null=True)
+    base_version_id = CharField(null=True)  # the agent's head when the run started
+    feedback_count = IntegerField()
+    solution_count = IntegerField(default=0)
+    accepted_count = IntegerField(default=0)
+    rejected_count = IntegerField(default=0)
+    error = TextField(null=True)
+    dropped = JSONField(null=True)  # proposals refused as invalid: [{title, path, reason}]
+    # Generation is leased work (models.kernel.leases): attempts taken and until when the current
+    # one is its worker's; an external optimizer's run holds its deadline here.
+    attempts = IntegerField(default=0)
+    lease_until = DateTimeField(null=True)
+    created_by = CharField()
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+    completed_at = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "optimization_run"
+        indexes = (
+            (("workspace", "created_at", "id"), False),
+            (("workspace", "status", "created_at"), False),
+            (("workspace", "agent_id", "created_at"), False),
+            (("workspace", "feedback_count", "id"), False),
+            (("workspace", "solution_count", "id"), False),
+            (("status", "lease_until"), False),
+        )
+
+
+class RunFeedback(WorkspaceScoped):
+    run = ForeignKeyField(OptimizationRun, on_delete="CASCADE", backref="+", index=False)
+    feedback = ForeignKeyField(Feedback, on_delete="CASCADE", backref="+")
+
+    class Meta:
+        table_name = "optimization_run_feedback"
+        primary_key = CompositeKey("run", "feedback")
+
+
+class Solution(WorkspaceScoped):
+    id = CharField(primary_key=True, default=new_id)
+    run = ForeignKeyField(OptimizationRun, on_delete="CASCADE", backref="+", index=False)
+    title = TextField()
+    change = JSONField()  # {path, oldValue, newValue, diff}
+    explanation = TextField()
+    display_order = IntegerField()
+    decision = CharField(max_length=16, null=True)  # accepted or rejected, once reviewed
+    patch_decisions = JSONField(null=True)  # {decision, decidedBy, decidedAt, note, versionId}
+    version_id = CharField(null=True)  # the version its acceptance made
+    created_at = DateTimeField(default=utcnow)
+    reviewed_at = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("run", "display_order"), False),)
+
+
+class SolutionFeedback(WorkspaceScoped):
+    solution = ForeignKeyField(Solution, on_delete="CASCADE", backref="+", index=False)
+    feedback = ForeignKeyField(Feedback, on_delete="CASCADE", backref="+")
+
+    class Meta:
+        table_name = "solution_feedback"
+        primary_key = CompositeKey("solution", "feedback")
