@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+import dataclasses
+from dataclasses import dataclass, fields
 
 from models.identity.rate_limits import Limit, Policy
 from models.kernel.db import is_postgres_url
@@ -133,7 +134,7 @@ class Settings:
     # The OpenAI-compatible chat-completions endpoint the optimizer (and simulations, judges) ask:
     # its base URL (".../v1"), key and model. Without a base URL those features fail, clearly.
     llm_base_url: str | None = None
-    llm_api_key: str | None = field(default=None, repr=False)  # never in a log line
+    llm_api_key: str | None = dataclasses.field(default=None, repr=False)  # never in a log line
     llm_model: str = "gpt-4o-mini"
     llm_timeout_s: float = 60.0
     # Threads per API process that generate optimization runs' solutions (0: none in this process),

@@ -17,7 +17,7 @@ from peewee import JOIN, fn
 from models.calls.tables import Call
 from models.configs.tables import Agent, Workflow
 from models.feedback import references, statuses
-from models.feedback.tables import Feedback, FeedbackAssignee, FeedbackCounter
+from models.feedback.tables import Feedback, FeedbackAssignee
 from models.identity.principal import Principal
 from models.identity.tables import User
 from models.kernel.db import database, utcnow
