@@ -89,9 +89,11 @@ def get(*, workspace_id: str, feedback_id: str, comment_id: str) -> CommentRecor
 def update(principal: Principal, *, workspace_id: str, feedback_id: str, comment_id: str, body: str) -> CommentRecord:
     body = _body(body)
     with database.atomic():
-        if get(workspace_id=workspace_id, feedback_id=feedback_id, comment_id=comment_id).author_id != principal.user_id:
+        author = get(workspace_id=workspace_id, feedback_id=feedback_id, comment_id=comment_id).author_id
+        if author != principal.user_id:
             raise Forbidden("Only a comment's author may edit it.")
-        _C.update(body=body, updated_at=utcnow()).where((_C.workspace == workspace_id) & (_C.id == comment_id)).execute()
+        _C.update(body=body, updated_at=utcnow()).where((_C.workspace == workspace_id)
+                                                       & (_C.id == comment_id)).execute()
     return get(workspace_id=workspace_id, feedback_id=feedback_id, comment_id=comment_id)
 
 

@@ -293,7 +293,7 @@ def list_feedbacks(*, workspace_id: str, filters: FeedbackFilter, limit: int, of
     past the end), and one more to check the statuses a filter names. The page's assignees are
     ``assignees_of``'s."""
     if filters.sort not in SORTS:
-        raise InvalidInput(f"sort must be one of {', '.join(SORTS)}.")
+        raise InvalidInput(f"sortBy must be one of {', '.join(SORTS)}.")
     if filters.since and filters.until and filters.until <= filters.since:
         raise InvalidInput("until must be later than since.")
     if filters.severities and filters.min_severity is not None:

@@ -114,8 +114,10 @@ def replace(principal: Principal, *, workspace_id: str, statuses) -> list[Status
         now = utcnow()
         resolved = [s.name for s in wanted if s.resolved]
         opened = [s.name for s in wanted if not s.resolved]
+        in_workspace = Feedback.workspace == workspace_id
         Feedback.update(resolved=True, resolved_at=now, resolved_by=principal.user_id, updated_at=now).where(
-            (Feedback.workspace == workspace_id) & Feedback.status.in_(resolved) & (Feedback.resolved == False)).execute()
-        Feedback.update(resolved=False, resolved_at=None, resolved_by=None, updated_at=now).where(
-            (Feedback.workspace == workspace_id) & Feedback.status.in_(opened) & (Feedback.resolved == True)).execute()
+            in_workspace & Feedback.status.in_(resolved) & (Feedback.resolved == False)).execute()  # noqa: E712
+        Feedback.update(resolved=False, resolved_at=None, resolved_by=None, closed_by_version_id=None,
+                        updated_at=now).where(
+            in_workspace & Feedback.status.in_(opened) & (Feedback.resolved == True)).execute()  # noqa: E712
     return wanted
