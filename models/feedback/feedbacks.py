@@ -7,12 +7,14 @@ a fixed number of statements whatever the page's size.
 """
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from peewee import JOIN, fn
+from peewee import JOIN, SQL, fn
 
 from models.calls.tables import Call
 from models.configs.tables import Agent, Workflow
@@ -20,10 +22,11 @@ from models.feedback import references, statuses
 from models.feedback.tables import Feedback, FeedbackAssignee
 from models.identity.principal import Principal
 from models.identity.tables import User
-from models.kernel.db import database, utcnow
-from models.kernel.errors import InvalidInput, NotFound
+from models.kernel.db import database, is_postgres, utcnow
+from models.kernel.errors import Conflict, InvalidInput, NotFound
+from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import same_workspace
-from models.kernel.sql import Statement
+from models.kernel.sql import Statement, like, like_pattern, with_parameters
 from models.kernel.text import text_problem
 
 SEVERITIES = range(1, 6)
@@ -176,9 +179,11 @@ def create(principal: Principal, *, workspace_id: str, title: str, description: 
                 Workflow.id == workflow_id).exists():
             raise NotFound(f"No workflow {workflow_id} in this workspace.")
         entity_type = "agent" if agent_id else ("workflow" if workflow_id else None)
+        # The number first: it locks the workspace's counter row, which a change of the statuses
+        # takes too (statuses.lock), so the status checked next cannot be removed before commit.
+        number = _NEXT_NUMBER.one(workspace_id)[0]
         state = statuses.check(workspace_id, status) if status is not None else statuses.Status(
             statuses.first_open(workspace_id), False)
-        number = _NEXT_NUMBER.one(workspace_id)[0]
         now = utcnow()
         row = Feedback.create(
             workspace=workspace_id, number=number, title=title, description=description, severity=severity,
@@ -197,3 +202,234 @@ def get(*, workspace_id: str, feedback_id: str) -> FeedbackRecord:
     if not found:
         raise NotFound(f"No feedback {feedback_id} in this workspace.")
     return found[feedback_id]
+
+
+# --- The list ---------------------------------------------------------------------------------
+
+SORTS = ("createdAt", "updatedAt", "severity", "number", "status")
+# Each sort ends with a unique column, so that pages neither repeat nor skip a feedback. Created
+# at follows the index (workspace, created_at, id); number is unique in the workspace.
+_ORDERS = {"createdAt": (_F.created_at, _F.id), "updatedAt": (_F.updated_at, _F.id),
+           "severity": (_F.severity, _F.number), "number": (_F.number,), "status": (_F.status, _F.number)}
+SEARCH_MAX_CHARS = 200
+MAX_STATUS_FILTER = 20
+
+
+@dataclass(frozen=True)
+class FeedbackFilter:
+    """What a list keeps: each set field narrows it. ``archived`` False (the default) hides the
+    archived feedback, True shows only them."""
+    statuses: tuple[str, ...] = ()
+    agent_id: str | None = None
+    workflow_id: str | None = None
+    call_id: str | None = None
+    severities: tuple[int, ...] = ()
+    min_severity: int | None = None
+    assignee_id: str | None = None
+    resolved: bool | None = None
+    archived: bool = False
+    since: datetime | None = None
+    until: datetime | None = None
+    q: str | None = None
+    sort: str = "createdAt"
+    descending: bool = True
+
+
+# The conditions bound to a parameter (text, ids and moments); the severities, resolved and
+# archived are few values each and are part of the statement's shape instead (a parameter stands
+# only where text or a moment is compared: models.kernel.sql.Prepared).
+_BOUND = ("agent_id", "workflow_id", "call_id", "assignee_id", "since", "until", "search")
+
+
+def _conditions(params: dict, names: tuple[str, ...], shape: tuple) -> list:
+    status_count, severities, min_severity, resolved, archived = shape
+    workspace_id = params["workspace_id"]
+    found = [_F.is_archived == archived]
+    if status_count:
+        found.append(_F.status.in_([params[f"status_{i}"] for i in range(status_count)]))
+    if severities:
+        found.append(_F.severity.in_(list(severities)))
+    if min_severity is not None:
+        found.append(_F.severity >= min_severity)
+    if resolved is not None:
+        found.append(_F.resolved == resolved)
+    for name in names:
+        value = params[name]
+        if name == "assignee_id":
+            A = FeedbackAssignee
+            found.append(fn.EXISTS(A.in_workspace(workspace_id, SQL("1")).where(
+                (A.feedback == _F.id) & (A.user_id == value))))
+        elif name == "search":
+            found.append(like(_F.title, value) | like(_F.description, value))
+        elif name == "since":
+            found.append(_F.created_at >= value)
+        elif name == "until":
+            found.append(_F.created_at < value)
+        else:
+            found.append(getattr(_F, name) == value)
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def _page_query(names: tuple[str, ...], shape: tuple, sort: str, descending: bool) -> PageQuery:
+    """The list's two statements (the page with its total, the total alone past the end) for one
+    set of filters and one order, compiled once."""
+    order = [column.desc() if descending else column.asc() for column in _ORDERS[sort]]
+    parameters = (*names, *(f"status_{i}" for i in range(shape[0])))
+
+    def rows(**params):
+        return (joined(params["workspace_id"]).where(*_conditions(params, names, shape))
+                .order_by(*order).limit(params["limit"]).offset(params["offset"]))
+
+    def total(**params):
+        return _F.in_workspace(params["workspace_id"], fn.COUNT(_F.id)).where(*_conditions(params, names, shape))
+
+    return PageQuery(with_parameters(rows, ("workspace_id", "limit", "offset", *parameters)),
+                     with_parameters(total, ("workspace_id", *parameters)))
+
+
+def list_feedbacks(*, workspace_id: str, filters: FeedbackFilter, limit: int, offset: int) -> Page[FeedbackRecord]:
+    """A page of the workspace's feedback that ``filters`` keeps, in its order: one statement (two
+    past the end), and one more to check the statuses a filter names. The page's assignees are
+    ``assignees_of``'s."""
+    if filters.sort not in SORTS:
+        raise InvalidInput(f"sortBy must be one of {', '.join(SORTS)}.")
+    if filters.since and filters.until and filters.until <= filters.since:
+        raise InvalidInput("until must be later than since.")
+    if filters.severities and filters.min_severity is not None:
+        raise InvalidInput("Filter by severity or by minSeverity, not both.")
+    for severity in (*filters.severities, *([filters.min_severity] if filters.min_severity is not None else [])):
+        severity_value(severity)
+    chosen = tuple(sorted(set(filters.statuses)))
+    if len(chosen) > MAX_STATUS_FILTER:
+        raise InvalidInput(f"status may list at most {MAX_STATUS_FILTER} statuses.")
+    if chosen:
+        known = [s.name for s in statuses.of_workspace(workspace_id)]
+        if unknown := [name for name in chosen if name not in known]:
+            raise InvalidInput(f"status must list this workspace's feedback statuses: {', '.join(known)}; "
+                               f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not.")
+    search = None if filters.q is None else like_pattern(text_field(filters.q, "q", SEARCH_MAX_CHARS, required=True))
+    values = {"agent_id": filters.agent_id, "workflow_id": filters.workflow_id, "call_id": filters.call_id,
+              "assignee_id": filters.assignee_id, "since": filters.since, "until": filters.until,
+              "search": search}
+    values = {name: value for name, value in values.items() if value is not None}
+    values.update({f"status_{i}": name for i, name in enumerate(chosen)})
+    shape = (len(chosen), tuple(sorted(set(filters.severities))), filters.min_severity, filters.resolved,
+             filters.archived)
+    names = tuple(name for name in _BOUND if name in values)
+    return _page_query(names, shape, filters.sort, filters.descending).page(
+        FeedbackRecord, workspace_id=workspace_id, limit=limit, offset=offset, **values)
+
+
+# --- Changes ----------------------------------------------------------------------------------
+
+_UNSET: Any = object()
+
+
+def _locked(workspace_id: str, feedback_id: str):
+    """(number, status, resolved, call_id) of the feedback, its row locked until the transaction
+    ends on PostgreSQL (SQLite's transactions are one at a time); NotFound otherwise."""
+    query = _F.in_workspace(workspace_id, _F.number, _F.status, _F.resolved, _F.call_id).where(_F.id == feedback_id)
+    row = (query.for_update() if is_postgres() else query).tuples().first()
+    if row is None:
+        raise NotFound(f"No feedback {feedback_id} in this workspace.")
+    return row
+
+
+def _status_changes(principal: Principal, state: statuses.Status, was_resolved: bool, now: datetime) -> dict:
+    """The columns a move to ``state`` sets: resolving records who and when (kept when it moves
+    between resolved statuses), reopening clears them."""
+    changes = {"status": state.name, "resolved": state.resolved}
+    if state.resolved and not was_resolved:
+        changes.update(resolved_at=now, resolved_by=principal.user_id)
+    elif not state.resolved:
+        changes.update(resolved_at=None, resolved_by=None, closed_by_version_id=None)
+    return changes
+
+
+def update(principal: Principal, *, workspace_id: str, feedback_id: str, title=_UNSET, description=_UNSET,
+           severity=_UNSET, status=_UNSET, message_id=_UNSET) -> FeedbackRecord:
+    """The fields given changed (a description or messageId of None clears it); a status moves the
+    feedback's ``resolved`` with it (see ``_status_changes``)."""
+    now = utcnow()
+    changes: dict = {"updated_at": now}
+    if title is not _UNSET:
+        changes["title"] = text_field(title, "title", TITLE_MAX_CHARS, required=True)
+    if description is not _UNSET:
+        changes["description"] = text_field(description, "description", DESCRIPTION_MAX_CHARS, required=False,
+                                            multiline=True)
+    if severity is not _UNSET:
+        changes["severity"] = severity_value(severity)
+    with database.atomic():
+        if status is not _UNSET:
+            statuses.lock(workspace_id)
+        _, _, was_resolved, call_id = _locked(workspace_id, feedback_id)
+        if message_id is not _UNSET:
+            if message_id is not None and call_id is None:
+                raise InvalidInput("messageId names a message of a call: this feedback is about no call.")
+            changes["message_id"] = message_id
+        if status is not _UNSET:
+            if not isinstance(status, str):
+                raise InvalidInput("status must be text.")
+            changes.update(_status_changes(principal, statuses.check(workspace_id, status), bool(was_resolved), now))
+        _F.update(**changes).where((_F.workspace == workspace_id) & (_F.id == feedback_id)).execute()
+    return get(workspace_id=workspace_id, feedback_id=feedback_id)
+
+
+def resolve(principal: Principal, *, workspace_id: str, feedback_id: str, status: str | None = None) -> FeedbackRecord:
+    """The feedback moved to ``status`` (one that counts as resolved; by default the first such).
+    Conflict when it is resolved already: reopen it first, or PATCH its status."""
+    return _move(principal, workspace_id, feedback_id, status, resolving=True)
+
+
+def reopen(principal: Principal, *, workspace_id: str, feedback_id: str, status: str | None = None) -> FeedbackRecord:
+    """The feedback moved to ``status`` (one that does not count as resolved; by default the first
+    such). Conflict when it is not resolved."""
+    return _move(principal, workspace_id, feedback_id, status, resolving=False)
+
+
+def _move(principal: Principal, workspace_id: str, feedback_id: str, status: str | None, *,
+          resolving: bool) -> FeedbackRecord:
+    now = utcnow()
+    with database.atomic():
+        statuses.lock(workspace_id)
+        number, current, was_resolved, _ = _locked(workspace_id, feedback_id)
+        if status is None:
+            state = statuses.Status(statuses.first_resolved(workspace_id) if resolving
+                                    else statuses.first_open(workspace_id), resolving)
+        else:
+            state = statuses.check(workspace_id, status)
+            if state.resolved != resolving:
+                kind = [s.name for s in statuses.of_workspace(workspace_id) if s.resolved == resolving]
+                raise InvalidInput(f"status must be one that {'counts' if resolving else 'does not count'} as "
+                                   f"resolved: {', '.join(kind)}; {status!r} is not.")
+        if bool(was_resolved) == resolving:
+            raise Conflict(f"Feedback #{number} is {'resolved already' if resolving else 'not resolved'} "
+                           f"(status {current!r}): " + ("reopen it first." if resolving else "there is nothing to "
+                                                        "reopen."))
+        changes = {**_status_changes(principal, state, bool(was_resolved), now), "updated_at": now}
+        _F.update(**changes).where((_F.workspace == workspace_id) & (_F.id == feedback_id)).execute()
+    return get(workspace_id=workspace_id, feedback_id=feedback_id)
+
+
+def set_archived(*, workspace_id: str, feedback_id: str, archived: bool) -> FeedbackRecord:
+    """The feedback archived (hidden from the list unless asked for) or back; doing it twice is
+    doing it once."""
+    with database.atomic():
+        _F.update(is_archived=archived, updated_at=utcnow()).where(
+            (_F.workspace == workspace_id) & (_F.id == feedback_id) & (_F.is_archived != archived)).execute()
+    return get(workspace_id=workspace_id, feedback_id=feedback_id)
+
+
+def delete(*, workspace_id: str, feedback_id: str) -> None:
+    """The feedback gone, with its assignees, comments and references (the database cascades)."""
+    with database.atomic():
+        if not _F.delete().where((_F.workspace == workspace_id) & (_F.id == feedback_id)).execute():
+            raise NotFound(f"No feedback {feedback_id} in this workspace.")
+
+
+def touch(workspace_id: str, feedback_id: str, **counters) -> bool:
+    """The feedback's updatedAt now (and ``counters`` such as ``comments_count=+1`` added to), in
+    the caller's transaction, its row locked until it ends; False when there is no such feedback."""
+    changes = {"updated_at": utcnow(), **{name: getattr(_F, name) + delta for name, delta in counters.items()}}
+    return bool(_F.update(**changes).where((_F.workspace == workspace_id) & (_F.id == feedback_id)).execute())

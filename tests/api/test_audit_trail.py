@@ -225,3 +225,14 @@ def test_a_purge_commits_in_batches_so_its_entry_follows_and_a_failed_entry_is_o
     assert r.status_code == 200 and r.json()["data"]["result"]["deleted"]["calls"] == 1, r.text
     assert platform.client.get(f"/api/v2/call/{old}", params=params, headers=owner.headers).status_code == 404
     assert "the audit entry of purgeRetention could not be written" in caplog.text
+
+
+# --- Feedback ------------------------------------------------------------------------------------
+# A feedback is about something of the workspace (the example's agent is no workspace's): an agent
+# made in it. Every other feedback operation follows the links from createFeedback.
+
+def _feedback_subject(platform, actor) -> dict:
+    return {"agentId": factories.agent(actor)}
+
+
+PREPARED_FIELDS["createFeedback"] = _feedback_subject

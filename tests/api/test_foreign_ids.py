@@ -34,9 +34,13 @@ ID_KINDS = {
     "phoneNumberId": "phoneNumber", "inboundAgentId": "agent", "inboundWorkflowId": "workflow",
     "afterHoursAgentId": "agent", "afterHoursWorkflowId": "workflow", "aliasId": "alias",
 }
+# Feedback: the feedback, its comments, and a member it is assigned to (a filter).
+ID_KINDS.update({"feedbackId": "feedback", "commentId": "comment", "assigneeId": "user"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
+# A message of a call, as the call's runtime names it: kept as given, like the call it belongs to.
+NOT_OURS |= {"messageId"}
 
 _SHARED = yaml.safe_load((SPEC_DIR / "components" / "schemas.yaml").read_text())
 ID_SCHEMAS = [_SHARED["Id"], _SHARED["Uuid"]]
@@ -127,6 +131,11 @@ class World:
         self.ids["schedule"] = factories.schedule(owner, name=f"{marker} schedule")
         campaign = factories.campaign_row(owner, name=f"{marker} campaign", agent_id=agent)
         self.ids["campaign"], self.ids["contact"], self.ids["attempt"] = factories.claimed_attempt(owner, campaign)
+        # Feedback on the call, assigned to the member, with a comment.
+        self.ids["feedback"] = factories.feedback(owner, f"{marker} feedback", call_id=self.ids["call"],
+                                                  description=f"{marker} description")
+        factories.assignee(owner, self.ids["feedback"], self.member.user_id)
+        self.ids["comment"] = factories.comment(owner, self.ids["feedback"], f"{marker} comment")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

@@ -269,3 +269,37 @@ def test_a_claim_of_contacts_and_the_progress_cost_the_same_whatever_their_size(
     progress = f"/api/v2/campaign/{campaign_id}/progress?workspaceId={owner.workspace_id}"
     # The campaign's status, contacts by state, attempts by outcome.
     assert len(count(platform, statements, progress, owner)) == admission() + 3
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_feedback_lists_cost_the_same_whatever_their_size_and_filters(platform, statements, rows):
+    owner = platform.workspace()
+    colleague = factories.member(owner, "member")
+    agent_id = factories.agent(owner)
+    call_id = factories.call(owner, agent_id=agent_id)
+    feedback_id = None
+    for i in range(rows):
+        feedback_id = factories.feedback(owner, f"feedback {i}", call_id=call_id, severity=1 + i % 5)
+        factories.assignee(owner, feedback_id, owner.user_id)
+        factories.assignee(owner, feedback_id, colleague.user_id)
+        factories.comment(owner, feedback_id)
+        factories.comment(owner, feedback_id)
+    from models.feedback import feedbacks
+    from models.kernel.db import session
+    archived = factories.feedback(owner, "archived", agent_id=agent_id)
+    factories.assignee(owner, archived, owner.user_id)
+    with session():
+        feedbacks.set_archived(workspace_id=owner.workspace_id, feedback_id=archived, archived=True)
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The page (feedback joined with its call, agent, workflow and resolver, each row carrying the
+    # total), then the page's assignees; whichever filters and order.
+    for path in (f"/feedbacks?{ws}", f"/feedbacks?{ws}&agentId={agent_id}&minSeverity=1&resolved=false&q=FEED"
+                 f"&assigneeId={colleague.user_id}&since=2020-01-01T00:00:00Z&sortBy=severity&sortOrder=asc",
+                 f"/feedbacks?{ws}&severity=1,2,3,4,5&archived=true&sortBy=number"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 2, path
+    # A status filter reads the workspace's statuses first, to check them.
+    assert len(count(platform, statements, f"/api/v2/feedbacks?{ws}&status=open,in_progress", owner)) == \
+        admission() + 3
+    # A feedback's comments and assignees: each page with its total in one statement.
+    for path in (f"/feedbacks/{feedback_id}/comments?{ws}", f"/feedbacks/{feedback_id}/assignees?{ws}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path

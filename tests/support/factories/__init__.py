@@ -20,3 +20,8 @@ __all__ = ["Actor", "agent", "api_key", "call", "campaign", "campaign_row", "cla
            "expire_tokens", "feedback", "insight", "member", "numbers", "phone_alias", "phone_number", "principal",
            "report", "save_versions", "schedule", "set_contact_state", "suppressed", "webhook_subscription",
            "workflow", "workspace"]
+
+# Feedback's assignees and comments.
+from tests.support.factories.feedback import assignee, comment  # noqa: E402
+
+__all__ += ["assignee", "comment"]

@@ -16,3 +16,17 @@ def feedback(actor: Actor, title: str = "The agent did not confirm the booking",
                                 description=description, severity=severity, status=status, call_id=call_id,
                                 message_id=message_id, agent_id=agent_id, workflow_id=workflow_id,
                                 created_by=created_by).id
+
+
+def assignee(actor: Actor, feedback_id: str, user_id: str) -> None:
+    """``user_id`` (a member of the actor's workspace) assigned to the feedback."""
+    from models.feedback import assignees
+    with session():
+        assignees.add(principal(actor), workspace_id=actor.workspace_id, feedback_id=feedback_id, user_id=user_id)
+
+
+def comment(actor: Actor, feedback_id: str, body: str = "Reproduced on the staging agent.") -> str:
+    """A comment of the actor on the feedback; its id."""
+    from models.feedback import comments
+    with session():
+        return comments.add(principal(actor), workspace_id=actor.workspace_id, feedback_id=feedback_id, body=body).id
