@@ -13,10 +13,14 @@ from tests.support.factories.campaigns import (
 from tests.support.factories.configs import agent, save_versions, workflow
 from tests.support.factories.feedback import feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
+# Optimization runs and solutions.
+from tests.support.factories.optimization import generate, optimization_run, proposal, run_solutions, set_run
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
 __all__ = ["Actor", "agent", "api_key", "call", "campaign", "campaign_row", "claimed_attempt", "contact_rows",
            "expire_tokens", "feedback", "insight", "member", "numbers", "phone_alias", "phone_number", "principal",
            "report", "save_versions", "schedule", "set_contact_state", "suppressed", "webhook_subscription",
-           "workflow", "workspace"]
+           "workflow", "workspace",
+           # Optimization runs and solutions.
+           "generate", "optimization_run", "proposal", "run_solutions", "set_run"]
