@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 from peewee import fn
@@ -246,7 +246,6 @@ def _string_list(state: dict, key: str, most: int) -> list[str]:
 
 
 def _moment(state: dict, key: str) -> datetime | None:
-    from datetime import timezone
     value = state.get(key)
     if value is None:
         return None

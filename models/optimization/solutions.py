@@ -6,9 +6,9 @@ schema accepts (models.optimization.changes), and the feedback it addresses, amo
 Stored solutions give each of their feedback a ``proposed_fix`` reference and its ``solutionId``.
 
 Accepting one applies its change as a new version of the agent, named after it, that closes its
-feedback (resolved, ``fixed_by``); the agent's row is locked first (models.configs.versioning),
-then the run's, so concurrent decisions on one run are taken one at a time and the run completes
-exactly once, when its last solution is decided. A change whose path the agent's head no longer
+feedback (resolved, ``fixed_by``). Every decision locks its run's row first (then an acceptance
+the agent's, models.configs.versioning), so concurrent decisions on one run are taken one at a
+time and the run completes exactly once, when its last solution is decided. A change whose path the agent's head no longer
 holds as proposed is refused (409): it was proposed against what has changed since.
 """
 from __future__ import annotations
@@ -24,7 +24,6 @@ from models.feedback.tables import Feedback
 from models.identity.principal import Principal
 from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
-from models.kernel.scoping import same_workspace
 from models.kernel.text import text_problem
 from models.optimization import changes, runs
 from models.optimization.tables import OptimizationRun, Solution, SolutionFeedback
@@ -207,23 +206,28 @@ def _decided(principal: Principal, solution: SolutionRecord, run: runs.RunRecord
             (R.id == run.id) & (R.status == "pendingReview")).execute()
 
 
-def _run_of(workspace_id: str, solution_id: str) -> tuple[str, str]:
-    row = (_S.in_workspace(workspace_id, _S.run, OptimizationRun.agent_id)
-           .join(OptimizationRun, on=same_workspace(OptimizationRun.id == _S.run, OptimizationRun, _S))
-           .where(_S.id == solution_id).tuples().first())
-    if row is None:
+def _locked_run_of(workspace_id: str, solution_id: str) -> runs.RunRecord:
+    """The run of the solution, its row locked: a write as the transaction's first statement, so
+    that on SQLite it takes the write lock before anything is read (models.configs.versioning)."""
+    R = OptimizationRun
+    of_solution = _S.in_workspace(workspace_id, _S.run).where(_S.id == solution_id)
+    row = R.update(updated_at=R.updated_at).where((R.workspace == workspace_id) & R.id.in_(of_solution)).returning(
+        R.id).tuples().execute()
+    found = list(row)
+    if not found:
         raise NotFound(f"No solution {solution_id} in this workspace.")
-    return row
+    return runs.get(workspace_id=workspace_id, run_id=found[0][0])
 
 
 def accept(principal: Principal, *, workspace_id: str, solution_id: str, note: str | None = None) -> SolutionRecord:
     """The solution's change applied as a new head version of the agent that closes its feedback."""
     note = _note(note)
-    run_id, agent_id = _run_of(workspace_id, solution_id)
     with versioning.writing():
-        head = versioning.lock(Agent, workspace_id, agent_id).head_version_id
-        run = runs.locked(workspace_id, run_id)
+        # The run first, then the agent: a reject takes the run alone, a save of the agent the agent alone.
+        run = _locked_run_of(workspace_id, solution_id)
         solution = _undecided(workspace_id, solution_id, run)
+        agent_id = run.agent_id
+        head = versioning.lock(Agent, workspace_id, agent_id).head_version_id
         config = schemas.complete("agent", versioning.config_of(workspace_id, head) if head else {})
         change = solution.change
         if changes.value_at(config, change["path"]) != change["oldValue"]:
@@ -250,9 +254,8 @@ def accept(principal: Principal, *, workspace_id: str, solution_id: str, note: s
 
 def reject(principal: Principal, *, workspace_id: str, solution_id: str, note: str | None = None) -> SolutionRecord:
     note = _note(note)
-    run_id, _ = _run_of(workspace_id, solution_id)
     with database.atomic():
-        run = runs.locked(workspace_id, run_id)
+        run = _locked_run_of(workspace_id, solution_id)
         solution = _undecided(workspace_id, solution_id, run)
         _decided(principal, solution, run, "rejected", note, None)
     return get(workspace_id=workspace_id, solution_id=solution_id)

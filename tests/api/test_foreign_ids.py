@@ -33,6 +33,8 @@ ID_KINDS = {
     "campaignId": "campaign", "contactId": "contact", "callerNumberId": "phoneNumber", "attemptId": "attempt",
     "phoneNumberId": "phoneNumber", "inboundAgentId": "agent", "inboundWorkflowId": "workflow",
     "afterHoursAgentId": "agent", "afterHoursWorkflowId": "workflow", "aliasId": "alias",
+    # Optimization runs and solutions.
+    "runId": "run", "solutionId": "solution", "feedbackIds": "feedback",
 }
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
@@ -127,6 +129,11 @@ class World:
         self.ids["schedule"] = factories.schedule(owner, name=f"{marker} schedule")
         campaign = factories.campaign_row(owner, name=f"{marker} campaign", agent_id=agent)
         self.ids["campaign"], self.ids["contact"], self.ids["attempt"] = factories.claimed_attempt(owner, campaign)
+        # Optimization: a run of an external optimizer in review, with one solution for a feedback.
+        self.ids.setdefault("feedback", factories.feedback(owner, f"{marker} feedback", agent_id=agent))
+        self.ids["run"] = factories.optimization_run(owner, agent, [self.ids["feedback"]])
+        self.ids["solution"] = factories.run_solutions(owner, self.ids["run"], [factories.proposal(
+            [self.ids["feedback"]], title=f"{marker} solution", new_value=f"You are the {marker} agent.")])[0]
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

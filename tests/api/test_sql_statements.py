@@ -269,3 +269,32 @@ def test_a_claim_of_contacts_and_the_progress_cost_the_same_whatever_their_size(
     progress = f"/api/v2/campaign/{campaign_id}/progress?workspaceId={owner.workspace_id}"
     # The campaign's status, contacts by state, attempts by outcome.
     assert len(count(platform, statements, progress, owner)) == admission() + 3
+
+
+# --- optimization runs --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 25])
+def test_the_list_of_optimization_runs_costs_the_same_whatever_its_size(platform, statements, rows):
+    import base64
+    owner = platform.workspace()
+    agent = factories.agent(owner, name="Booker")
+    feedback = [factories.feedback(owner, f"Feedback {i}", agent_id=agent) for i in range(3)]
+    member = factories.member(owner, "member")
+    from models.feedback.tables import FeedbackAssignee
+    from models.kernel.db import session, utcnow
+    with session():
+        FeedbackAssignee.create(workspace=owner.workspace_id, feedback=feedback[0], user_id=member.user_id,
+                                assigned_by=owner.user_id,
+                                assigned_at=utcnow())
+    for i in range(rows):
+        run_id = factories.optimization_run(owner, agent, feedback)
+        factories.run_solutions(owner, run_id, [
+            factories.proposal(feedback[:2], title=f"Fix {i}", path="/firstMessage", new_value=f"Hello {i}"),
+            factories.proposal(feedback[2:], title=f"Cool {i}", path="/model/temperature", new_value=0.1)])
+    state = base64.b64encode(b'{"status": ["pendingReview"], "agentIds": ["' + agent.encode() + b'"]}').decode()
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The page; the summary by status (whose sum is the total); the page's solutions; their
+    # feedback ids; those feedback with what they are about joined; their assignees.
+    for path in (f"/solutions/runs?{ws}", f"/solutions/runs?{ws}&sortBy=solutionCount&search=fix",
+                 f"/solutions/runs?{ws}&filters={state}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 6, path
