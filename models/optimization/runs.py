@@ -212,9 +212,10 @@ def parse_filters(encoded: str | None) -> Filters:
     InvalidInput saying what is wrong."""
     if encoded is None:
         return Filters()
-    text = encoded.strip()
+    # A "+" left unescaped in a query string arrives as a space, which base64 never holds.
+    text = encoded.strip().replace(" ", "+").replace("-", "+").replace("_", "/")
     try:
-        raw = base64.b64decode(text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4), validate=True)
+        raw = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
     except (binascii.Error, ValueError):
         raise InvalidInput("filters must be base64 of a JSON object: it is not valid base64.") from None
     try:

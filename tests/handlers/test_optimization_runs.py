@@ -319,6 +319,10 @@ def test_filters_narrow_the_list_and_the_summary(listed):
     urlsafe = base64.urlsafe_b64encode(json.dumps({"agentIds": [other]}).encode()).decode().rstrip("=")
     assert names(api("GET", "/solutions/runs", filters=urlsafe), rows) == "c"
     assert names(api("GET", "/solutions/runs", filters=encoded({})), rows) == "edcba"
+    # A "+" a client left unescaped arrives as a space: read as the "+" it was.
+    plus = encoded({"agentIds": [">>>", other]})
+    assert "+" in plus
+    assert names(api("GET", "/solutions/runs", filters=plus.replace("+", " ")), rows) == "c"
     assert api("GET", "/solutions/runs", filters=encoded({"agentIds": [str(uuid.uuid4())]}))["summary"]["total"] == 0
 
 
