@@ -66,6 +66,7 @@ from .cross_origin import cross_origin
 from .handler_pipeline import ApiDecoratedOnce
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
+from .optimization_worker import OptimizationWorkers
 from .retention_worker import RetentionWorker
 from .route_index import IndexedRoutingMiddleware
 from .served_contract import ServedContractMiddleware
@@ -185,7 +186,8 @@ def _lifespan(settings: Settings):
         # The worker threads of handlers marked x-in-thread and of async handlers' SQL
         # (see Settings.handler_threads).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
-        workers = [TranscriptionWorkers(settings), WebhookWorkers(settings), RetentionWorker(settings)]
+        workers = [TranscriptionWorkers(settings), WebhookWorkers(settings), RetentionWorker(settings),
+                   OptimizationWorkers(settings)]
         for group in workers:
             group.start()
         try:

@@ -299,7 +299,8 @@ def make_settings(database_url: str, tmp_path, **overrides):
     """Settings for an app in a test: no transcription or webhook threads unless the test asks for them."""
     from core.settings import Settings
     return Settings(database_url=database_url, data_dir=str(tmp_path),
-                    **{"transcription_workers": 0, "webhook_workers": 0, "retention_interval_s": 0, **overrides})
+                    **{"transcription_workers": 0, "webhook_workers": 0, "retention_interval_s": 0,
+                       "optimization_workers": 0, **overrides})
 
 
 @pytest.fixture

@@ -125,6 +125,53 @@ PREPARED_BODIES = {"acceptInvitation": _invitation_token}
 FIRST = {"mergeBranch": "commitToBranch", "removeCallTag": "addCallTag"}
 
 
+# Optimization: a run needs an agent with feedback of the workspace; a solution, a run in review.
+def _agent_with_feedback(actor) -> tuple[str, str]:
+    agent = factories.agent(actor)
+    return agent, factories.feedback(actor, agent_id=agent)
+
+
+def _run_body(platform, actor) -> dict:
+    return {"agentId": _agent_with_feedback(actor)[0], "optimizer": "external"}
+
+
+def _generating_run(platform, actor) -> dict:
+    return {"runId": factories.optimization_run(actor, _agent_with_feedback(actor)[0])}
+
+
+def _run_with_a_solution(platform, actor) -> dict:
+    run = factories.optimization_run(actor, _agent_with_feedback(actor)[0])
+    factories.run_solutions(actor, run, [factories.proposal(_feedback_of(actor, run))], finish=False)
+    return {"runId": run}
+
+
+def _solution_in_review(platform, actor) -> dict:
+    run = factories.optimization_run(actor, _agent_with_feedback(actor)[0])
+    return {"solutionId": factories.run_solutions(actor, run, [factories.proposal(_feedback_of(actor, run))])[0]}
+
+
+def _feedback_of(actor, run_id: str) -> list[str]:
+    from models.kernel.db import session
+    from models.optimization import runs
+    with session():
+        return runs.feedback_ids(actor.workspace_id, run_id)
+
+
+def _solutions_body(platform, actor) -> dict:
+    from models.kernel.db import session
+    from models.optimization.tables import OptimizationRun
+    with session():
+        run_id = OptimizationRun.in_workspace(actor.workspace_id, OptimizationRun.id).where(
+            OptimizationRun.status == "generating").scalar()
+    return {"solutions": [factories.proposal(_feedback_of(actor, run_id))]}
+
+
+PREPARED_BODIES.update({"createOptimizationRun": _run_body, "addRunSolutions": _solutions_body})
+PREPARED_OVERRIDES.update({"deleteOptimizationRun": _generating_run, "addRunSolutions": _generating_run,
+                           "finishOptimizationRun": _run_with_a_solution, "acceptSolution": _solution_in_review,
+                           "rejectSolution": _solution_in_review})
+
+
 def _entries(request_id: str):
     from models.audit.tables import AuditEntry
     from models.kernel.db import session

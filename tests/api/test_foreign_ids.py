@@ -33,6 +33,8 @@ ID_KINDS = {
     "campaignId": "campaign", "contactId": "contact", "callerNumberId": "phoneNumber", "attemptId": "attempt",
     "phoneNumberId": "phoneNumber", "inboundAgentId": "agent", "inboundWorkflowId": "workflow",
     "afterHoursAgentId": "agent", "afterHoursWorkflowId": "workflow", "aliasId": "alias",
+    # Optimization runs and solutions.
+    "runId": "run", "solutionId": "solution", "feedbackIds": "feedback",
 }
 # Feedback: the feedback, its comments, and a member it is assigned to (a filter).
 ID_KINDS.update({"feedbackId": "feedback", "commentId": "comment", "assigneeId": "user"})
@@ -136,6 +138,11 @@ class World:
                                                   description=f"{marker} description")
         factories.assignee(owner, self.ids["feedback"], self.member.user_id)
         self.ids["comment"] = factories.comment(owner, self.ids["feedback"], f"{marker} comment")
+        # Optimization: a run of an external optimizer in review, with one solution for a feedback.
+        self.ids.setdefault("feedback", factories.feedback(owner, f"{marker} feedback", agent_id=agent))
+        self.ids["run"] = factories.optimization_run(owner, agent, [self.ids["feedback"]])
+        self.ids["solution"] = factories.run_solutions(owner, self.ids["run"], [factories.proposal(
+            [self.ids["feedback"]], title=f"{marker} solution", new_value=f"You are the {marker} agent.")])[0]
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

@@ -303,3 +303,32 @@ def test_feedback_lists_cost_the_same_whatever_their_size_and_filters(platform, 
     # A feedback's comments and assignees: each page with its total in one statement.
     for path in (f"/feedbacks/{feedback_id}/comments?{ws}", f"/feedbacks/{feedback_id}/assignees?{ws}"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+
+
+# --- optimization runs --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 25])
+def test_the_list_of_optimization_runs_costs_the_same_whatever_its_size(platform, statements, rows):
+    import base64
+    owner = platform.workspace()
+    agent = factories.agent(owner, name="Booker")
+    feedback = [factories.feedback(owner, f"Feedback {i}", agent_id=agent) for i in range(3)]
+    member = factories.member(owner, "member")
+    from models.feedback.tables import FeedbackAssignee
+    from models.kernel.db import session, utcnow
+    with session():
+        FeedbackAssignee.create(workspace=owner.workspace_id, feedback=feedback[0], user_id=member.user_id,
+                                assigned_by=owner.user_id,
+                                assigned_at=utcnow())
+    for i in range(rows):
+        run_id = factories.optimization_run(owner, agent, feedback)
+        factories.run_solutions(owner, run_id, [
+            factories.proposal(feedback[:2], title=f"Fix {i}", path="/firstMessage", new_value=f"Hello {i}"),
+            factories.proposal(feedback[2:], title=f"Cool {i}", path="/model/temperature", new_value=0.1)])
+    state = base64.b64encode(b'{"status": ["pendingReview"], "agentIds": ["' + agent.encode() + b'"]}').decode()
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The page; the summary by status (whose sum is the total); the page's solutions; their
+    # feedback ids; those feedback with what they are about joined; their assignees.
+    for path in (f"/solutions/runs?{ws}", f"/solutions/runs?{ws}&sortBy=solutionCount&search=fix",
+                 f"/solutions/runs?{ws}&filters={state}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 6, path

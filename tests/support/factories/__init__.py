@@ -11,17 +11,14 @@ from tests.support.factories.campaigns import (
     set_contact_state,
 )
 from tests.support.factories.configs import agent, save_versions, workflow
-from tests.support.factories.feedback import feedback
+from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
+from tests.support.factories.optimization import generate, optimization_run, proposal, run_solutions, set_run
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "api_key", "call", "campaign", "campaign_row", "claimed_attempt", "contact_rows",
-           "expire_tokens", "feedback", "insight", "member", "numbers", "phone_alias", "phone_number", "principal",
-           "report", "save_versions", "schedule", "set_contact_state", "suppressed", "webhook_subscription",
+__all__ = ["Actor", "agent", "api_key", "assignee", "call", "campaign", "campaign_row", "claimed_attempt", "comment",
+           "contact_rows", "expire_tokens", "feedback", "generate", "insight", "member", "numbers",
+           "optimization_run", "phone_alias", "phone_number", "principal", "proposal", "report", "run_solutions",
+           "save_versions", "schedule", "set_contact_state", "set_run", "suppressed", "webhook_subscription",
            "workflow", "workspace"]
-
-# Feedback's assignees and comments.
-from tests.support.factories.feedback import assignee, comment  # noqa: E402
-
-__all__ += ["assignee", "comment"]

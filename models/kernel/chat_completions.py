@@ -1,0 +1,96 @@
+"""The one client of an OpenAI-compatible chat-completions endpoint: a request for an answer in a
+JSON schema (structured output), and every way the endpoint can fail turned into one exception.
+
+The endpoint, key, model and timeout come from the caller (the settings stay above the domain).
+The ``openai`` library speaks the dialect every compatible server (OpenAI, vLLM, llama.cpp,
+Ollama, LiteLLM) answers; its own retries are off, because the caller's work is leased and retried
+as a whole (models.kernel.leases), which outlives a process. A failure's sentence names the
+endpoint (its address without any user or password in it) and what went wrong, never the key.
+"""
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit, urlunsplit
+
+import openai
+
+
+class ChatCompletionError(Exception):
+    """The endpoint gave no usable answer; ``message`` says why in a sentence fit for a run's
+    ``error``, and ``retryable`` whether asking again may help (unreachable, timeout, 429, 5xx,
+    a malformed answer) or not (a refused key, a bad request)."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+
+
+def shown(base_url: str) -> str:
+    """The endpoint's address as a message shows it: without user, password, query or fragment."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def complete_json(*, base_url: str, api_key: str | None, model: str, timeout_s: float, messages: list[dict],
+                  schema_name: str, schema: dict, strict: bool = True) -> dict:
+    """The endpoint's answer to ``messages`` as the JSON object ``schema`` describes (structured
+    output; ``strict`` where every value of the schema is typed, as strict mode requires);
+    ChatCompletionError otherwise. The caller still checks the object: a server may not enforce
+    the schema."""
+    where = shown(base_url)
+    client = openai.OpenAI(base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0)
+    try:
+        response = client.chat.completions.create(
+            model=model, messages=messages, temperature=0,
+            response_format={"type": "json_schema",
+                             "json_schema": {"name": schema_name, "schema": schema, "strict": strict}})
+    except openai.APITimeoutError:
+        raise ChatCompletionError(f"The language model endpoint {where} did not answer within {timeout_s:g} s.",
+                                  retryable=True) from None
+    except openai.APIConnectionError:
+        raise ChatCompletionError(f"The language model endpoint {where} could not be reached.",
+                                  retryable=True) from None
+    except openai.AuthenticationError:
+        raise ChatCompletionError(f"The language model endpoint {where} refused the API key (401): "
+                                  "check LLM_API_KEY.", retryable=False) from None
+    except openai.PermissionDeniedError:
+        raise ChatCompletionError(f"The language model endpoint {where} refused access (403).",
+                                  retryable=False) from None
+    except openai.RateLimitError:
+        raise ChatCompletionError(f"The language model endpoint {where} is rate limiting requests (429).",
+                                  retryable=True) from None
+    except openai.NotFoundError:
+        raise ChatCompletionError(f"The language model endpoint {where} answered 404: check LLM_BASE_URL "
+                                  f"(it should end where /chat/completions starts) and LLM_MODEL ({model}).",
+                                  retryable=False) from None
+    except openai.APIStatusError as exc:
+        raise ChatCompletionError(f"The language model endpoint {where} answered HTTP {exc.status_code}.",
+                                  retryable=exc.status_code >= 500 or exc.status_code == 408) from None
+    except (openai.APIError, ValueError):  # a body that is not a chat completion (nor JSON) at all
+        raise ChatCompletionError(f"The language model endpoint {where} answered something that is not a "
+                                  "chat completion.", retryable=True) from None
+    return _json_object(response, where)
+
+
+def _json_object(response, where: str) -> dict:
+    choices = getattr(response, "choices", None) or []
+    message = choices[0].message if choices else None
+    content = getattr(message, "content", None)
+    if not isinstance(content, str) or not content.strip():
+        refusal = getattr(message, "refusal", None)
+        reason = f" (it refused: {refusal[:200]})" if isinstance(refusal, str) and refusal else ""
+        raise ChatCompletionError(f"The language model endpoint {where} answered no content{reason}.",
+                                  retryable=True)
+    try:
+        value = json.loads(content)
+    except ValueError:
+        raise ChatCompletionError(f"The language model endpoint {where} answered content that is not valid JSON.",
+                                  retryable=True) from None
+    if not isinstance(value, dict):
+        raise ChatCompletionError(f"The language model endpoint {where} answered JSON that is not an object.",
+                                  retryable=True)
+    return value
