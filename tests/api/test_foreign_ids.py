@@ -33,6 +33,9 @@ ID_KINDS = {
     "campaignId": "campaign", "contactId": "contact", "callerNumberId": "phoneNumber", "attemptId": "attempt",
     "phoneNumberId": "phoneNumber", "inboundAgentId": "agent", "inboundWorkflowId": "workflow",
     "afterHoursAgentId": "agent", "afterHoursWorkflowId": "workflow", "aliasId": "alias",
+    # Feedback references and reviews.
+    "feedbackId": "feedback", "referenceId": "reference", "reviewId": "review", "targetId": "call",
+    "assigneeId": "user",
 }
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
@@ -127,6 +130,15 @@ class World:
         self.ids["schedule"] = factories.schedule(owner, name=f"{marker} schedule")
         campaign = factories.campaign_row(owner, name=f"{marker} campaign", agent_id=agent)
         self.ids["campaign"], self.ids["contact"], self.ids["attempt"] = factories.claimed_attempt(owner, campaign)
+        # Feedback references and reviews: a review of the call, assigned, done, its feedback raised
+        # (which references the review), and a reference added by hand.
+        review = factories.done_review(owner, call_id=self.ids["call"], title=f"{marker} review")
+        self.post(f"/reviews/{review}/assignees", {"userId": self.member.user_id})
+        raised = self.post(f"/reviews/{review}/feedback", {"title": f"{marker} feedback"})["feedback"]["id"]
+        self.ids["review"] = review
+        self.ids.setdefault("feedback", raised)
+        self.ids["reference"] = factories.feedback_reference(owner, self.ids["feedback"], "persona", review,
+                                                             label=f"{marker} persona")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

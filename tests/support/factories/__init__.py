@@ -13,10 +13,12 @@ from tests.support.factories.campaigns import (
 from tests.support.factories.configs import agent, save_versions, workflow
 from tests.support.factories.feedback import feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
+from tests.support.factories.reviews import done_review, feedback_reference, review
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
 __all__ = ["Actor", "agent", "api_key", "call", "campaign", "campaign_row", "claimed_attempt", "contact_rows",
            "expire_tokens", "feedback", "insight", "member", "numbers", "phone_alias", "phone_number", "principal",
            "report", "save_versions", "schedule", "set_contact_state", "suppressed", "webhook_subscription",
-           "workflow", "workspace"]
+           "workflow", "workspace",
+           "done_review", "feedback_reference", "review"]
