@@ -170,6 +170,29 @@ PREPARED_BODIES.update({"createOptimizationRun": _run_body, "addRunSolutions": _
 PREPARED_OVERRIDES.update({"deleteOptimizationRun": _generating_run, "addRunSolutions": _generating_run,
                            "finishOptimizationRun": _run_with_a_solution, "acceptSolution": _solution_in_review,
                            "rejectSolution": _solution_in_review})
+# Reviews act on a call of the workspace, raising feedback needs a done review, and a feedback's
+# references need a feedback (made through the domain: no link of this contract creates one).
+def _review_fields(platform, actor) -> dict:
+    return {"targetId": factories.call(actor)}
+
+
+def _done_review(platform, actor) -> dict:
+    return {"reviewId": factories.done_review(actor)}
+
+
+def _feedback(platform, actor) -> dict:
+    return {"feedbackId": factories.feedback(actor, call_id=factories.call(actor))}
+
+
+def _feedback_reference(platform, actor) -> dict:
+    feedback_id = factories.feedback(actor, call_id=factories.call(actor))
+    return {"feedbackId": feedback_id, "referenceId": factories.feedback_reference(
+        actor, feedback_id, "persona", "8a9b0c1d-2e3f-4a4b-9c5d-6e7f8a9b0c1d")}
+
+
+PREPARED_FIELDS["createReview"] = _review_fields
+PREPARED_OVERRIDES.update(raiseReviewFeedback=_done_review, addFeedbackReference=_feedback,
+                          deleteFeedbackReference=_feedback_reference)
 
 
 def _entries(request_id: str):

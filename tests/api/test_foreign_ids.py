@@ -35,6 +35,8 @@ ID_KINDS = {
     "afterHoursAgentId": "agent", "afterHoursWorkflowId": "workflow", "aliasId": "alias",
     # Optimization runs and solutions.
     "runId": "run", "solutionId": "solution", "feedbackIds": "feedback",
+    # Feedback references and reviews.
+    "referenceId": "reference", "reviewId": "review", "targetId": "call",
 }
 # Feedback: the feedback, its comments, and a member it is assigned to (a filter).
 ID_KINDS.update({"feedbackId": "feedback", "commentId": "comment", "assigneeId": "user"})
@@ -143,6 +145,15 @@ class World:
         self.ids["run"] = factories.optimization_run(owner, agent, [self.ids["feedback"]])
         self.ids["solution"] = factories.run_solutions(owner, self.ids["run"], [factories.proposal(
             [self.ids["feedback"]], title=f"{marker} solution", new_value=f"You are the {marker} agent.")])[0]
+        # Feedback references and reviews: a review of the call, assigned, done, its feedback raised
+        # (which references the review), and a reference added by hand.
+        review = factories.done_review(owner, call_id=self.ids["call"], title=f"{marker} review")
+        self.post(f"/reviews/{review}/assignees", {"userId": self.member.user_id})
+        raised = self.post(f"/reviews/{review}/feedback", {"title": f"{marker} feedback"})["feedback"]["id"]
+        self.ids["review"] = review
+        self.ids.setdefault("feedback", raised)
+        self.ids["reference"] = factories.feedback_reference(owner, self.ids["feedback"], "persona", review,
+                                                             label=f"{marker} persona")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

@@ -332,3 +332,29 @@ def test_the_list_of_optimization_runs_costs_the_same_whatever_its_size(platform
     for path in (f"/solutions/runs?{ws}", f"/solutions/runs?{ws}&sortBy=solutionCount&search=fix",
                  f"/solutions/runs?{ws}&filters={state}"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 6, path
+def test_reviews_and_feedback_references_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    agent_id = factories.agent(owner)
+    factories.save_versions(owner, agent_id, 1)
+    version_id = platform.client.get(f"/api/v2/versions/agent/{agent_id}", params={"workspaceId": owner.workspace_id},
+                                     headers=owner.headers).json()["data"]["result"]["versions"][0]["id"]
+    call_id = factories.call(owner, agent_id=agent_id)
+    feedback_id = factories.feedback(owner, call_id=call_id)
+    members = [factories.member(owner, "member") for _ in range(3)]
+    for i in range(rows):
+        review_id = factories.review(owner, call_id=call_id, title=f"review {i}")
+        for member in members:
+            platform.client.post(f"/api/v2/reviews/{review_id}/assignees", params={"workspaceId": owner.workspace_id},
+                                 headers=owner.headers, json={"userId": member.user_id})
+        factories.feedback_reference(owner, feedback_id, "review", review_id)
+        factories.feedback_reference(owner, feedback_id, "persona", review_id, relation="reproduces")
+    factories.feedback_reference(owner, feedback_id, "version", version_id, relation="fixed_by")
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The page with its total in one statement, whichever filters are set; the page's assignees.
+    for path in (f"/reviews?{ws}", f"/reviews?{ws}&status=pending,in_review&targetType=call&targetId={call_id}"
+                 f"&assigneeId={members[0].user_id}&since=2020-01-01T00:00:00Z&until=2100-01-01T00:00:00Z&sortOrder=asc"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 2, path
+    # The feedback's existence, then its references with what names each (versions, calls,
+    # solutions and reviews joined).
+    references = f"/api/v2/feedbacks/{feedback_id}/references?workspaceId={owner.workspace_id}"
+    assert len(count(platform, statements, references, owner)) == admission() + 2
