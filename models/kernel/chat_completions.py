@@ -42,12 +42,13 @@ def complete_json(*, base_url: str, api_key: str | None, model: str, timeout_s: 
     ChatCompletionError otherwise. The caller still checks the object: a server may not enforce
     the schema."""
     where = shown(base_url)
-    client = openai.OpenAI(base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0)
     try:
-        response = client.chat.completions.create(
-            model=model, messages=messages, temperature=0,
-            response_format={"type": "json_schema",
-                             "json_schema": {"name": schema_name, "schema": schema, "strict": strict}})
+        # Closed after the answer: its connections are not kept between runs minutes apart.
+        with openai.OpenAI(base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0) as client:
+            response = client.chat.completions.create(
+                model=model, messages=messages, temperature=0,
+                response_format={"type": "json_schema",
+                                 "json_schema": {"name": schema_name, "schema": schema, "strict": strict}})
     except openai.APITimeoutError:
         raise ChatCompletionError(f"The language model endpoint {where} did not answer within {timeout_s:g} s.",
                                   retryable=True) from None

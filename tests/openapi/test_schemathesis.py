@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ MIN_WALKS, WALKS_PER_LINK = 20, 3
 # Families whose deepest links sit further: a campaign's claims need it created, given a contact and
 # started first, and their outcome, renewal and resolution come after the claim, each step one of
 # some twenty rules; a few walks per link rarely chain the five.
-WALKS_PER_LINK_OF = {"createCampaign": 20}
+# A review's feedback is raised once it is done, and references come after that feedback; a
+# solution is decided after an external run is given one.
+WALKS_PER_LINK_OF = {"createCampaign": 20, "createReview": 20, "createOptimizationRun": 20}
 
 
 def link_families() -> list[list[str]]:
@@ -84,7 +87,8 @@ def test_schemathesis_finds_no_failures(live_server, tmp_path):
     env = {**os.environ, "TEST_API_TOKEN": owner["token"], "TEST_WORKSPACE_ID": owner["workspaceId"],
            "TEST_USER_ID": owner["userId"], "SCHEMATHESIS_HOOKS": "tests.openapi.schemathesis_hooks",
            "PYTHONPATH": str(ROOT), "TEST_AGENT_ID": caller["agentId"],
-           "TEST_CALLER_NUMBER_ID": caller["id"], "TEST_CALLER_NUMBER": caller["number"]}
+           "TEST_CALLER_NUMBER_ID": caller["id"], "TEST_CALLER_NUMBER": caller["number"],
+           "TEST_CALL_ID": caller["callId"]}
     # Deleting a workspace is tried on one of its own: renamed to an example by updateWorkspace, the
     # bootstrapped workspace would be deleted by the example confirmName, and every later request fail.
     summary, output = schemathesis(live_server, env, tmp_path, "generated", "examples,coverage,fuzzing",
@@ -116,6 +120,7 @@ def test_schemathesis_finds_no_failures(live_server, tmp_path):
         # Walks in proportion to the links to follow: a few per link reach each one.
         walks = max(MIN_WALKS, WALKS_PER_LINK_OF.get(family[0], WALKS_PER_LINK) * len(family_links(family)))
         clear_capped_resources(live_server, owner, keep=caller["id"])
+        open_feedback(live_server, owner, caller["agentId"])
         family_env = env
         if ON_A_SPARE_WORKSPACE & set(family):
             family_env = {**env, "TEST_WORKSPACE_ID": spare_workspace(live_server, owner)}
@@ -136,8 +141,10 @@ CALLER_NUMBER = "+14155550100"
 
 def prepare_caller(live_server, owner) -> dict:
     """An agent (created with version 1 published) answering an inbound and outbound number of the
-    workspace: what a campaign calls with and from, and what resolving that number's route finds,
-    so that schemathesis.toml can pin their ids and those requests succeed."""
+    workspace: what a campaign calls with and from, and what resolving that number's route finds;
+    a call of that agent, recorded from its report, which reviews review; and open feedback on the
+    agent, which an optimization run starts from. So schemathesis.toml can pin their ids and those
+    requests succeed."""
     import httpx
     with httpx.Client(base_url=live_server.url + "/api/v2", headers={"Authorization": f"Bearer {owner['token']}"},
                       params={"workspaceId": owner["workspaceId"]}, timeout=30) as client:
@@ -149,7 +156,26 @@ def prepare_caller(live_server, owner) -> dict:
         assert number.status_code == 200, number.text
         resolved = client.get("/inbound-routes/resolve", params={"number": CALLER_NUMBER})
         assert resolved.status_code == 200, resolved.text
-    return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id}
+        call_id = str(uuid.uuid4())
+        report = client.post("/webhooks/end-of-call-report", json={
+            "type": "end-of-call-report", "callId": call_id, "workspaceId": owner["workspaceId"], "agentId": agent_id,
+            "durationMs": 60000, "startedAt": "2026-11-23T09:00:00Z", "endedAt": "2026-11-23T09:01:00Z",
+            "status": "completed", "summary": "The caller booked a table.", "transcript": "AI: Hello."})
+        assert report.status_code == 200, report.text
+    open_feedback(live_server, owner, agent_id, call_id)
+    return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id}
+
+
+def open_feedback(live_server, owner, agent_id: str, call_id: str | None = None) -> None:
+    """An open feedback on the prepared agent: what an optimization run takes by default, which
+    the walks before may have resolved (a resolved feedback, an accepted solution)."""
+    import httpx
+    body = {"title": "The agent did not confirm the booking", "agentId": agent_id,
+            **({"callId": call_id} if call_id else {})}
+    response = httpx.post(live_server.url + "/api/v2/feedbacks", json=body, timeout=30,
+                          params={"workspaceId": owner["workspaceId"]},
+                          headers={"Authorization": f"Bearer {owner['token']}"})
+    assert response.status_code == 200, response.text
 
 
 # What may end the workspace that the requests act in: tried in a spare workspace instead.
