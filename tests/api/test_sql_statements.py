@@ -332,6 +332,9 @@ def test_the_list_of_optimization_runs_costs_the_same_whatever_its_size(platform
     for path in (f"/solutions/runs?{ws}", f"/solutions/runs?{ws}&sortBy=solutionCount&search=fix",
                  f"/solutions/runs?{ws}&filters={state}"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 6, path
+
+
+@pytest.mark.parametrize("rows", [1, 30])
 def test_reviews_and_feedback_references_cost_the_same_whatever_their_size(platform, statements, rows):
     owner = platform.workspace()
     agent_id = factories.agent(owner)
