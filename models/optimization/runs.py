@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
@@ -26,7 +27,7 @@ from models.feedback.tables import Feedback
 from models.identity.principal import Principal
 from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
-from models.kernel.sql import like, like_pattern
+from models.kernel.sql import Prepared, like, like_pattern
 from models.kernel.text import text_problem
 from models.optimization.tables import OptimizationRun, RunFeedback, RunTally, Solution
 
@@ -293,6 +294,28 @@ def _moment(state: dict, key: str) -> datetime | None:
     return parsed.astimezone(timezone.utc).replace(tzinfo=None)
 
 
+def _order(sort_by: str, sort_order: str) -> list:
+    return [c.desc() if sort_order == "desc" else c.asc() for c in SORTS[sort_by]]
+
+
+# The unfiltered list is the one every visit opens: its two statements are compiled once (and
+# prepared by PostgreSQL), not built per request (models.kernel.sql).
+@functools.cache
+def _unfiltered_page(sort_by: str, sort_order: str) -> Prepared:
+    order = _order(sort_by, sort_order)
+    return Prepared(lambda workspace_id, limit, offset: _with_agent(_R.in_workspace(workspace_id, *COLUMNS),
+                                                                    workspace_id)
+                    .order_by(*order).limit(limit).offset(offset))
+
+
+class _Tallied(NamedTuple):
+    status: str
+    runs: int
+
+
+_TALLIED = Prepared(lambda workspace_id: RunTally.in_workspace(workspace_id, RunTally.status, RunTally.runs))
+
+
 class RunsPage(NamedTuple):
     items: list[RunRecord]
     total: int
@@ -337,13 +360,15 @@ def list_runs(*, workspace_id: str, limit: int, offset: int, sort_by: str = "cre
         problem = text_problem(search)
         if problem or len(search) > SEARCH_MAX_CHARS:
             raise InvalidInput(f"search {problem or f'must hold at most {SEARCH_MAX_CHARS} characters'}.")
-    order = [c.desc() if sort_order == "desc" else c.asc() for c in SORTS[sort_by]]
-    page = _narrowed(_with_agent(_R.in_workspace(workspace_id, *COLUMNS), workspace_id), workspace_id, filters,
-                     search)
-    items = [RunRecord._make(row) for row in page.order_by(*order).limit(limit).offset(offset).tuples()]
     if filters == Filters() and not search:
-        counts = dict(RunTally.in_workspace(workspace_id, RunTally.status, RunTally.runs).tuples())
+        items = _unfiltered_page(sort_by, sort_order).records(RunRecord, workspace_id=workspace_id, limit=limit,
+                                                              offset=offset)
+        counts = dict(_TALLIED.records(_Tallied, workspace_id=workspace_id))
     else:
+        page = _narrowed(_with_agent(_R.in_workspace(workspace_id, *COLUMNS), workspace_id), workspace_id, filters,
+                         search)
+        items = [RunRecord._make(row) for row in page.order_by(*_order(sort_by, sort_order)).limit(limit)
+                 .offset(offset).tuples()]
         counts = dict(_narrowed(_R.in_workspace(workspace_id, _R.status, fn.COUNT(_R.id)), workspace_id, filters,
                                 search).group_by(_R.status).tuples())
     summary = {status: counts.get(status, 0) for status in STATUSES}
