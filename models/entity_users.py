@@ -11,11 +11,13 @@ from __future__ import annotations
 from models.campaigns import campaigns
 from models.configs import entities
 from models.configs.tables import VersionedEntity
+from models.optimization import runs
 from models.telephony import numbers
 
 # A campaign that is not over (draft, scheduled, running, paused) calls with its agent or workflow.
-# A number whose calls, in or after hours, it answers.
-USERS = (campaigns.users_of, numbers.answered_by)
+# A number whose calls, in or after hours, it answers. An optimization run generating solutions
+# for the agent, or waiting for their review.
+USERS = (campaigns.users_of, numbers.answered_by, runs.users_of)
 
 
 def delete(model: type[VersionedEntity], *, workspace_id: str, entity_id: str) -> None:

@@ -114,10 +114,12 @@ def complete(job: Claimed, proposals: list) -> str | None:
                      f"The optimizer proposed no valid solution ({len(dropped)} dropped: {reasons}).")
             R.update(status="failed", error=error, dropped=dropped or None, lease_until=None, updated_at=now).where(
                 R.id == job.run_id).execute()
+            runs.moved(job.workspace_id, "generating", "failed")
             return "failed"
         solutions.store(run, valid, user_id=run.created_by)
         R.update(status="pendingReview", error=None, dropped=dropped or None, lease_until=None,
                  updated_at=now).where(R.id == job.run_id).execute()
+        runs.moved(job.workspace_id, "generating", "pendingReview")
         return "pendingReview"
 
 
@@ -135,6 +137,8 @@ def fail(job: Claimed, error: str, *, retry: bool, retry_in_s: float = 5.0) -> s
     with database.atomic():
         if not R.update({**changes, R.updated_at: now}).where(_still_mine(job)).execute():
             return None
+        if final:
+            runs.moved(job.workspace_id, "generating", "failed")
     return "failed" if final else "generating"
 
 

@@ -8,26 +8,28 @@ run itself, before its deadline. Then the run is ``pendingReview`` (or ``failed`
 ``error``), and ``completed`` once every solution is decided (models.optimization.solutions).
 
 Moves: generating → pendingReview | failed; pendingReview → completed. Anything else is a
-Conflict naming both states.
+Conflict naming both states. Each create, move and delete moves the workspace's tally of runs by
+status (``tally``) in its own transaction: the unfiltered list reads its summary and total there.
 """
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
-from peewee import fn
+from peewee import EXCLUDED, fn
 
 from models.configs.tables import Agent
 from models.feedback.tables import Feedback
 from models.identity.principal import Principal
 from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
-from models.kernel.sql import like, like_pattern
+from models.kernel.sql import Prepared, like, like_pattern
 from models.kernel.text import text_problem
-from models.optimization.tables import OptimizationRun, RunFeedback, Solution
+from models.optimization.tables import OptimizationRun, RunFeedback, RunTally, Solution
 
 STATUSES = ("generating", "pendingReview", "completed", "failed")
 MOVES = {"generating": ("pendingReview", "failed"), "pendingReview": ("completed",)}
@@ -36,8 +38,11 @@ MAX_FEEDBACK = 100
 INSTRUCTIONS_MAX_CHARS = 2000
 NO_ENDPOINT = ("No language model endpoint is configured (LLM_BASE_URL): the built-in optimizer cannot run. "
                "Set LLM_BASE_URL (and LLM_API_KEY, LLM_MODEL), or start the run with optimizer external.")
-SORTS = {"createdAt": OptimizationRun.created_at, "status": OptimizationRun.status,
-         "feedbackCount": OptimizationRun.feedback_count, "solutionCount": OptimizationRun.solution_count}
+# Each sort's columns, the last ones breaking ties so that an index holds the whole order.
+SORTS = {"createdAt": (OptimizationRun.created_at, OptimizationRun.id),
+         "status": (OptimizationRun.status, OptimizationRun.created_at, OptimizationRun.id),
+         "feedbackCount": (OptimizationRun.feedback_count, OptimizationRun.id),
+         "solutionCount": (OptimizationRun.solution_count, OptimizationRun.id)}
 FILTER_KEYS = ("status", "agentIds", "createdFrom", "createdTo")
 SEARCH_MAX_CHARS = 200
 
@@ -86,6 +91,27 @@ def configure(*, endpoint_configured: bool, external_timeout_s: float) -> None:
     optimizer's run may stay generating (EXTERNAL_OPTIMIZER_TIMEOUT_S)."""
     global _endpoint_configured, _external_timeout_s
     _endpoint_configured, _external_timeout_s = endpoint_configured, external_timeout_s
+
+
+# --- the tally ----------------------------------------------------------------------------------
+
+def tally(workspace_id: str, moves: dict[str, int]) -> None:
+    """The workspace's count of runs in each status moved by ``moves`` ({status: +n or -n}), in
+    one upsert, within the transaction that creates, deletes or moves the runs. Its rows are taken
+    in the order of STATUSES: every move goes forward in it (generating, pendingReview, completed;
+    generating, failed), so two transactions lock them in one order and never deadlock."""
+    rows = [{"workspace": workspace_id, "status": status, "runs": moves[status]}
+            for status in STATUSES if moves.get(status)]
+    if rows:
+        (RunTally.insert_many(rows)
+         .on_conflict(conflict_target=[RunTally.workspace, RunTally.status],
+                      update={RunTally.runs: RunTally.runs + EXCLUDED.runs})
+         .execute())
+
+
+def moved(workspace_id: str, before: str, after: str) -> None:
+    """One run moved from ``before`` to ``after``, in the tally."""
+    tally(workspace_id, {before: -1, after: 1})
 
 
 # --- writes -------------------------------------------------------------------------------------
@@ -140,6 +166,7 @@ def create(principal: Principal, *, workspace_id: str, agent_id: str, feedback_i
             # An external optimizer's deadline is its lease: the worker fails the run once it passes.
             lease_until=now + timedelta(seconds=_external_timeout_s) if optimizer == "external" else None)
         RunFeedback.insert_many([{"workspace": workspace_id, "run": run.id, "feedback": f} for f in ids]).execute()
+        tally(workspace_id, {run.status: 1})
     return get(workspace_id=workspace_id, run_id=run.id)
 
 
@@ -158,8 +185,13 @@ def feedback_ids(workspace_id: str, run_id: str) -> list[str]:
 def delete(*, workspace_id: str, run_id: str) -> None:
     """The run and its solutions; versions its accepted solutions made stay, and so does the
     feedback (its solutionId then names a solution that is gone)."""
-    if not _R.delete().where((_R.workspace == workspace_id) & (_R.id == run_id)).execute():
-        raise NotFound(f"No optimization run {run_id} in this workspace.")
+    with database.atomic():
+        # The status as deleted: a move that committed while this waited on the row is seen.
+        gone = list(_R.delete().where((_R.workspace == workspace_id) & (_R.id == run_id)).returning(_R.status)
+                    .tuples().execute())
+        if not gone:
+            raise NotFound(f"No optimization run {run_id} in this workspace.")
+        tally(workspace_id, {gone[0][0]: -1})
 
 
 def locked(workspace_id: str, run_id: str) -> RunRecord:
@@ -194,6 +226,7 @@ def finish_external(*, workspace_id: str, run_id: str, error: str | None = None)
                            "with an error.")
         _R.update(status=to, error=error.strip() if error else None, lease_until=None, updated_at=utcnow()).where(
             _R.id == run_id).execute()
+        moved(workspace_id, run.status, to)
     return get(workspace_id=workspace_id, run_id=run_id)
 
 
@@ -261,6 +294,28 @@ def _moment(state: dict, key: str) -> datetime | None:
     return parsed.astimezone(timezone.utc).replace(tzinfo=None)
 
 
+def _order(sort_by: str, sort_order: str) -> list:
+    return [c.desc() if sort_order == "desc" else c.asc() for c in SORTS[sort_by]]
+
+
+# The unfiltered list is the one every visit opens: its two statements are compiled once (and
+# prepared by PostgreSQL), not built per request (models.kernel.sql).
+@functools.cache
+def _unfiltered_page(sort_by: str, sort_order: str) -> Prepared:
+    order = _order(sort_by, sort_order)
+    return Prepared(lambda workspace_id, limit, offset: _with_agent(_R.in_workspace(workspace_id, *COLUMNS),
+                                                                    workspace_id)
+                    .order_by(*order).limit(limit).offset(offset))
+
+
+class _Tallied(NamedTuple):
+    status: str
+    runs: int
+
+
+_TALLIED = Prepared(lambda workspace_id: RunTally.in_workspace(workspace_id, RunTally.status, RunTally.runs))
+
+
 class RunsPage(NamedTuple):
     items: list[RunRecord]
     total: int
@@ -292,9 +347,10 @@ def _narrowed(query, workspace_id: str, filters: Filters, search: str | None):
 def list_runs(*, workspace_id: str, limit: int, offset: int, sort_by: str = "createdAt", sort_order: str = "desc",
               search: str | None = None, filters: Filters = Filters()) -> RunsPage:
     """A page of the workspace's runs and the summary of the whole filtered set: two statements
-    (the page; the count of each status, whose sum is the total). A sort on status orders the
-    stored names alphabetically (completed, failed, generating, pendingReview), so that the
-    (workspace, status, created_at) index can serve it."""
+    (the page; the count of each status, whose sum is the total). Unfiltered, the counts are the
+    tally's few rows; filtered or searched, a count of the set. A sort on status orders the stored
+    names alphabetically (completed, failed, generating, pendingReview), so that the
+    (workspace, status, created_at, id) index can serve it."""
     if sort_by not in SORTS:
         raise InvalidInput(f"sortBy must be one of {', '.join(SORTS)}.")
     if sort_order not in ("asc", "desc"):
@@ -304,14 +360,32 @@ def list_runs(*, workspace_id: str, limit: int, offset: int, sort_by: str = "cre
         problem = text_problem(search)
         if problem or len(search) > SEARCH_MAX_CHARS:
             raise InvalidInput(f"search {problem or f'must hold at most {SEARCH_MAX_CHARS} characters'}.")
-    column = SORTS[sort_by]
-    order = (column.desc(), _R.id.desc()) if sort_order == "desc" else (column.asc(), _R.id.asc())
-    page = _narrowed(_with_agent(_R.in_workspace(workspace_id, *COLUMNS), workspace_id), workspace_id, filters,
-                     search)
-    items = [RunRecord._make(row) for row in page.order_by(*order).limit(limit).offset(offset).tuples()]
-    counts = dict(_narrowed(_R.in_workspace(workspace_id, _R.status, fn.COUNT(_R.id)), workspace_id, filters,
-                            search).group_by(_R.status).tuples())
+    if filters == Filters() and not search:
+        items = _unfiltered_page(sort_by, sort_order).records(RunRecord, workspace_id=workspace_id, limit=limit,
+                                                              offset=offset)
+        counts = dict(_TALLIED.records(_Tallied, workspace_id=workspace_id))
+    else:
+        page = _narrowed(_with_agent(_R.in_workspace(workspace_id, *COLUMNS), workspace_id), workspace_id, filters,
+                         search)
+        items = [RunRecord._make(row) for row in page.order_by(*_order(sort_by, sort_order)).limit(limit)
+                 .offset(offset).tuples()]
+        counts = dict(_narrowed(_R.in_workspace(workspace_id, _R.status, fn.COUNT(_R.id)), workspace_id, filters,
+                                search).group_by(_R.status).tuples())
     summary = {status: counts.get(status, 0) for status in STATUSES}
     summary["total"] = sum(counts.values())
     return RunsPage(items, summary["total"], limit, offset, summary)
 
+
+
+# --- what uses an agent -------------------------------------------------------------------------
+
+def users_of(kind: str, workspace_id: str, entity_id: str) -> list[str]:
+    """The runs still at work on the agent: generating (its solutions are written against its
+    head) or pendingReview (accepting one makes its next version). A completed or failed run is
+    history and keeps nothing; a workflow has no runs (models.entity_users)."""
+    if kind != Agent.KIND:
+        return []
+    rows = (_R.in_workspace(workspace_id, _R.id, _R.status)
+            .where((_R.agent_id == entity_id) & _R.status.in_(["generating", "pendingReview"]))
+            .order_by(_R.created_at, _R.id).limit(11).tuples())
+    return [f"the optimization run {run_id} ({status})" for run_id, status in rows]

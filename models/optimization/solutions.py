@@ -202,8 +202,9 @@ def _decided(principal: Principal, solution: SolutionRecord, run: runs.RunRecord
     counted = R.accepted_count if decision == "accepted" else R.rejected_count
     R.update({counted: counted + 1, R.updated_at: now}).where(R.id == run.id).execute()
     if run.accepted_count + run.rejected_count + 1 >= run.solution_count:
-        R.update(status="completed", completed_at=now, updated_at=now).where(
-            (R.id == run.id) & (R.status == "pendingReview")).execute()
+        if R.update(status="completed", completed_at=now, updated_at=now).where(
+                (R.id == run.id) & (R.status == "pendingReview")).execute():
+            runs.moved(run.workspace_id, "pendingReview", "completed")
 
 
 def _locked_run_of(workspace_id: str, solution_id: str) -> runs.RunRecord:

@@ -5,17 +5,22 @@ solutions and feedback, from 100,000 runs and 500,000 solutions, and what it cos
             workspace, 10 agents, 1,000 feedback, --runs (default 100,000) runs spread over a year,
             their statuses in turn (generating, pendingReview, completed, failed), and 5 solutions
             each (--runs x 5 solutions), each addressing one feedback; inserted by INSERT ... SELECT
-            generate_series, then VACUUM ANALYZE. ``--quick`` seeds a tenth
+            generate_series, the tally of runs by status counted from them (as migration 17 does),
+            then VACUUM ANALYZE. ``--quick`` seeds a tenth
   requests  the management API in this process (Starlette's test client, one request after
             another, LOG_LEVEL=WARNING, rate limits never reached), --requests times per case after
-            5 warm-up requests: the first page (limit 20, newest first), a page at offset 50,000
-            (or half the runs), sorted by solutionCount, a search (an agent's name), a search of
-            solution titles, a filter state (one status and one agent); p50 and p99 of each, and
-            the statements Peewee sent for one request of each case (admission included)
+            5 warm-up requests: the first page (limit 20, newest first), the same page with a
+            filter state that names every status (the same runs, but counted as every list was
+            before the tally: the baseline of the first page, measured in the same run), a page at
+            offset 50,000 (or half the runs), sorted by status, feedbackCount and solutionCount, a
+            search (an agent's name), a search of solution titles, a filter state (one status and
+            one agent); p50 and p99 of each, the statements Peewee sent for one request of each
+            case (admission included), and with ``--explain`` the plan of each case's page
+            statement (EXPLAIN ANALYZE) on stderr
 
 Goal: the first page at p99 <= 25 ms at concurrency 1. A Markdown table on stdout, progress on stderr.
 
-    scripts/bench_solutions [--runs 100000] [--quick] [--requests 200] [--postgres-url URL]
+    scripts/bench_solutions [--runs 100000] [--quick] [--requests 200] [--explain] [--postgres-url URL]
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ def main(argv=None) -> None:
     parser = options.parser("bench_solutions", __doc__, options.rounds(requests=200), options.postgres())
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--quick", action="store_true", help="a tenth of the runs (and solutions)")
+    parser.add_argument("--explain", action="store_true", help="the plan of each case's page statement, on stderr")
     args = parser.parse_args(argv)
     if args.quick:
         args.runs //= 10
@@ -45,7 +51,7 @@ def main(argv=None) -> None:
         url = scratch_postgres(args.postgres_url, f"bench_solutions_{os.getpid()}")
         client, owner, agents = _app(url, work)
         _seed(url, owner, agents, args.runs)
-        rows = _cases(client, owner, agents, args)
+        rows = _cases(client, owner, agents, args, url)
         print("| case | p50 ms | p99 ms | statements | note |\n|---|---:|---:|---:|---|")
         for row in rows:
             print("| " + " | ".join(row) + " |")
@@ -109,7 +115,10 @@ def _seed(url: str, owner, agents: list[str], runs: int) -> None:
             INSERT INTO solution_feedback (workspace_id, solution_id, feedback_id)
             SELECT %(ws)s, md5('sol' || j)::uuid::text, md5('fb' || (1 + j %% %(fb)s))::uuid::text
             FROM generate_series(1, %(n)s) AS j""", {"ws": ws, "fb": FEEDBACK, "n": solutions})
-        for table in ("feedback", "optimization_run", "solution", "solution_feedback"):
+        cur.execute("""
+            INSERT INTO optimization_run_tally (workspace_id, status, runs)
+            SELECT workspace_id, status, COUNT(*) FROM optimization_run GROUP BY workspace_id, status""")
+        for table in ("feedback", "optimization_run", "optimization_run_tally", "solution", "solution_feedback"):
             cur.execute(f"VACUUM ANALYZE {table}")
     conn.close()
     log(f"seeded in {time.perf_counter() - started:.1f} s")
@@ -118,14 +127,15 @@ def _seed(url: str, owner, agents: list[str], runs: int) -> None:
 class _Statements(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
-        self.count = 0
+        self.sent: list[tuple] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.name == "peewee":
-            self.count += 1
+            self.sent.append(record.msg if isinstance(record.msg, tuple) else (str(record.msg), ()))
 
 
-def _statements(client, owner, params: dict) -> int:
+def _statements(client, owner, params: dict) -> list[tuple]:
+    """The statements one request sent, each (sql, params)."""
     logger = logging.getLogger("peewee")
     handler, level, propagate = _Statements(), logger.level, logger.propagate
     logger.addHandler(handler)
@@ -137,7 +147,21 @@ def _statements(client, owner, params: dict) -> int:
         logger.removeHandler(handler)
         logger.setLevel(level)
         logger.propagate = propagate
-    return handler.count
+    return handler.sent
+
+
+def _explain(url: str, sent: list[tuple]) -> list[str]:
+    """The plan of the request's page: its statement that orders runs."""
+    import psycopg2
+    sql, params = next((sql, params) for sql, params in sent
+                       if 'FROM "optimization_run"' in sql and "ORDER BY" in sql and "LIMIT" in sql)
+    conn = psycopg2.connect(url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
+            return [row[0] for row in cur.fetchall()]
+    finally:
+        conn.close()
 
 
 def _timed(client, owner, params: dict) -> float:
@@ -149,11 +173,18 @@ def _timed(client, owner, params: dict) -> float:
     return elapsed
 
 
-def _cases(client, owner, agents: list[str], args) -> list[list[str]]:
+def _cases(client, owner, agents: list[str], args, url: str) -> list[list[str]]:
     state = base64.b64encode(json.dumps({"status": ["pendingReview"], "agentIds": [agents[3]]}).encode()).decode()
+    every = base64.b64encode(json.dumps(
+        {"status": ["generating", "pendingReview", "completed", "failed"]}).encode()).decode()
     offset = min(50_000, args.runs // 2)
-    cases = [("first page (newest first)", {}, f"{args.runs:,} runs"),
+    cases = [("first page (newest first)", {}, f"{args.runs:,} runs: the tally's summary"),
+             ("first page, every status named", {"filters": every}, "baseline: counts every run, as before the tally"),
              (f"offset {offset:,}", {"offset": offset}, ""),
+             ("sorted by status, asc", {"sortBy": "status", "sortOrder": "asc"}, ""),
+             ("sorted by status, desc", {"sortBy": "status"}, ""),
+             ("sorted by feedbackCount, asc", {"sortBy": "feedbackCount", "sortOrder": "asc"}, ""),
+             ("sorted by createdAt, asc", {"sortOrder": "asc"}, ""),
              ("sorted by solutionCount, desc", {"sortBy": "solutionCount"}, ""),
              ("search: an agent's name", {"search": "charlie"}, "a tenth of the runs"),
              ("search: solution titles", {"search": "fix 4242 of"}, "LIKE over every title"),
@@ -163,10 +194,13 @@ def _cases(client, owner, agents: list[str], args) -> list[list[str]]:
         params = {"limit": 20, **params}
         for _ in range(5):
             _timed(client, owner, params)
-        count = _statements(client, owner, params)
+        sent = _statements(client, owner, params)
         times = [_timed(client, owner, params) for _ in range(args.requests)]
         rows.append([f"GET /solutions/runs: {name}", f"{median(times):.1f}", f"{percentile(times, 99):.1f}",
-                     str(count), note or f"{args.requests} requests"])
+                     str(len(sent)), note or f"{args.requests} requests"])
+        count = len(sent)
+        if args.explain:
+            log(f"plan of the page, {name}:\n  " + "\n  ".join(_explain(url, sent)))
         log(f"{rows[-1][0]}: p50 {rows[-1][1]} ms, p99 {rows[-1][2]} ms, {count} statements")
     return rows
 

@@ -327,8 +327,9 @@ def test_the_list_of_optimization_runs_costs_the_same_whatever_its_size(platform
             factories.proposal(feedback[2:], title=f"Cool {i}", path="/model/temperature", new_value=0.1)])
     state = base64.b64encode(b'{"status": ["pendingReview"], "agentIds": ["' + agent.encode() + b'"]}').decode()
     ws = f"workspaceId={owner.workspace_id}&limit=50"
-    # The page; the summary by status (whose sum is the total); the page's solutions; their
-    # feedback ids; those feedback with what they are about joined; their assignees.
+    # The page; the summary by status (whose sum is the total: unfiltered, the workspace's tally of
+    # runs by status, else a count of the filtered set); the page's solutions; their feedback ids;
+    # those feedback with what they are about joined; their assignees.
     for path in (f"/solutions/runs?{ws}", f"/solutions/runs?{ws}&sortBy=solutionCount&search=fix",
                  f"/solutions/runs?{ws}&filters={state}"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 6, path

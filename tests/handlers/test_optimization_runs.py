@@ -277,9 +277,11 @@ def test_every_sort_orders_the_runs(listed, sort_by, order, expected):
     result = api("GET", "/solutions/runs", sortBy=sort_by, sortOrder=order)
     got = names(result, rows)
     if expected is None:
-        # Ties are broken by id, in the same direction: compute the expected order from the rows.
+        # Ties are broken by id (a status's runs by createdAt first), in the same direction: compute the
+        # expected order from the rows.
         key = {"feedbackCount": "feedbackCount", "solutionCount": "solutionCount", "status": "status"}[sort_by]
-        ranked = sorted(result["runs"], key=lambda r: (r[key], r["id"]), reverse=order == "desc")
+        ties = ("createdAt", "id") if sort_by == "status" else ("id",)
+        ranked = sorted(result["runs"], key=lambda r: (r[key], *(r[t] for t in ties)), reverse=order == "desc")
         assert [r["id"] for r in result["runs"]] == [r["id"] for r in ranked]
         values = [r[key] for r in result["runs"]]
         assert values == sorted(values, reverse=order == "desc")
@@ -370,3 +372,25 @@ def test_created_range_reads_offsets(listed):
     api, rows, base, _, _ = listed
     shifted = (base + timedelta(days=3, hours=2)).isoformat() + "+02:00"  # day 3 at midnight UTC
     assert names(api("GET", "/solutions/runs", filters=encoded({"createdFrom": shifted})), rows) == "edc"
+
+
+def test_an_agent_with_a_run_at_work_cannot_be_deleted_until_the_run_is_over(world, platform):
+    api, owner, agent = world
+    feedback = factories.feedback(owner, "Too chatty", agent_id=agent)
+    generating = factories.optimization_run(owner, agent, [feedback])
+    message = api("DELETE", f"/agents/{agent}", 409)["message"]
+    assert f"the optimization run {generating} (generating)" in message
+    (only,) = factories.run_solutions(owner, generating, [factories.proposal([feedback])])
+    message = api("DELETE", f"/agents/{agent}", 409)["message"]
+    assert f"the optimization run {generating} (pendingReview)" in message
+    # A failed run keeps nothing; the run in review still does.
+    failed = factories.optimization_run(owner, agent, [feedback])
+    api("POST", f"/solutions/runs/{failed}/finish", json={"error": "The optimizer gave up."})
+    message = api("DELETE", f"/agents/{agent}", 409)["message"]
+    assert generating in message and failed not in message
+    api("POST", f"/solutions/{only}/reject", json={})
+    assert api("GET", f"/solutions/runs/{generating}")["run"]["status"] == "completed"
+    api("DELETE", f"/agents/{agent}")
+    # The runs outlive their agent, its name gone.
+    run = api("GET", f"/solutions/runs/{generating}")["run"]
+    assert run["agentId"] == agent and run["agentName"] is None

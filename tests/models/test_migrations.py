@@ -156,3 +156,26 @@ def test_the_upgrade_to_one_usage_row_keeps_each_credentials_latest_counts(db):
         "SELECT credential_id, minute, minute_hits, day, day_hits FROM rate_limit_usage ORDER BY credential_id").fetchall()
     assert [tuple(r) for r in usage] == [("j", 0, 0, 1, 5), ("k", 101, 3, 1, 40)]
     assert "rate_limit_counter" not in database.get_tables()
+
+
+def test_the_upgrade_to_the_tally_of_runs_counts_the_runs_there_were(db):
+    """Release 16 counted runs on every list; the upgrade fills the tally from the runs it finds."""
+    migrate(target=16)
+    at = datetime(2026, 11, 1)
+    rows = [("INSERT INTO workspace (id, name, created_at) VALUES ({p}, {p}, {p})", (ws, ws, at)) for ws in ("w1", "w2")]
+    statuses = {"w1": ["generating", "pendingReview", "pendingReview", "completed", "failed", "failed", "failed"],
+                "w2": ["completed"]}
+    rows += [("INSERT INTO optimization_run (id, workspace_id, agent_id, status, optimizer, feedback_count, "
+              "solution_count, accepted_count, rejected_count, attempts, created_by, created_at, updated_at) "
+              "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})",
+              (f"{ws}-run-{i}", ws, "agent", status, "builtin", 1, 0, 0, 0, 0, "user", at, at))
+             for ws, each in statuses.items() for i, status in enumerate(each)]
+    _insert(rows)
+    migrate()
+    tally = database.execute_sql(
+        "SELECT workspace_id, status, runs FROM optimization_run_tally ORDER BY workspace_id, status").fetchall()
+    counted = database.execute_sql("SELECT workspace_id, status, COUNT(*) FROM optimization_run "
+                                   "GROUP BY workspace_id, status ORDER BY workspace_id, status").fetchall()
+    assert [tuple(r) for r in tally] == [tuple(r) for r in counted] == [
+        ("w1", "completed", 1), ("w1", "failed", 3), ("w1", "generating", 1), ("w1", "pendingReview", 2),
+        ("w2", "completed", 1)]

@@ -40,13 +40,19 @@ def run_solutions(actor: Actor, run_id: str, proposals: list[dict], *, finish: b
 
 def set_run(actor: Actor, run_id: str, *, status: str | None = None, created_at: datetime | None = None,
             feedback_count: int | None = None) -> None:
-    """A run's row set as a list test needs it (a status reached without its path, a moment)."""
+    """A run's row set as a list test needs it (a status reached without its path, a moment); the
+    workspace's tally of runs by status moved with it, as the domain moves it."""
+    from models.kernel.db import database
+    from models.optimization import runs
     from models.optimization.tables import OptimizationRun
     changes = {k: v for k, v in (("status", status), ("created_at", created_at), ("feedback_count", feedback_count))
                if v is not None}
-    with session():
+    with session(), database.atomic():
+        before = runs.locked(actor.workspace_id, run_id).status
         OptimizationRun.update(**changes).where((OptimizationRun.workspace == actor.workspace_id)
                                                 & (OptimizationRun.id == run_id)).execute()
+        if status is not None and status != before:
+            runs.moved(actor.workspace_id, before, status)
 
 
 def generate(*, wait_s: float = 0.0, **settings) -> int:
