@@ -153,7 +153,8 @@ def _statements(client, owner, params: dict) -> list[tuple]:
 
 def _explain(url: str, sent: list[tuple], warm: list[tuple]) -> list[str]:
     """The plan of the request's page: its statement that orders runs. A statement the service
-    prepared (EXECUTE name) is prepared again here, from the PREPARE the warm-up requests sent."""
+    prepared (EXECUTE name) is prepared again here, from the PREPARE the warm-up requests sent
+    (``warm``, every case's so far)."""
     import psycopg2
     prepares = {m[1]: m[0] for sql, _ in warm + sent if (m := re.match(r"PREPARE (\w+) AS .*", sql, re.S))}
 
@@ -199,10 +200,11 @@ def _cases(client, owner, agents: list[str], args, url: str) -> list[list[str]]:
              ("search: an agent's name", {"search": "charlie"}, "a tenth of the runs"),
              ("search: solution titles", {"search": "fix 4242 of"}, "LIKE over every title"),
              ("filter: one status, one agent", {"filters": state}, "a fortieth of the runs")]
-    rows = []
+    rows, warm = [], []
     for name, params, note in cases:
         params = {"limit": 20, **params}
-        warm = [statement for _ in range(5) for statement in _statements(client, owner, params)]
+        # Every statement sent so far: a statement prepared by an earlier case is not prepared again.
+        warm += [statement for _ in range(5) for statement in _statements(client, owner, params)]
         sent = _statements(client, owner, params)
         times = [_timed(client, owner, params) for _ in range(args.requests)]
         rows.append([f"GET /solutions/runs: {name}", f"{median(times):.1f}", f"{percentile(times, 99):.1f}",
