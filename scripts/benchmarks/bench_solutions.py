@@ -28,6 +28,7 @@ import base64
 import json
 import logging
 import os
+import re
 import time
 
 from . import options
@@ -150,14 +151,24 @@ def _statements(client, owner, params: dict) -> list[tuple]:
     return handler.sent
 
 
-def _explain(url: str, sent: list[tuple]) -> list[str]:
-    """The plan of the request's page: its statement that orders runs."""
+def _explain(url: str, sent: list[tuple], warm: list[tuple]) -> list[str]:
+    """The plan of the request's page: its statement that orders runs. A statement the service
+    prepared (EXECUTE name) is prepared again here, from the PREPARE the warm-up requests sent
+    (``warm``, every case's so far)."""
     import psycopg2
+    prepares = {m[1]: m[0] for sql, _ in warm + sent if (m := re.match(r"PREPARE (\w+) AS .*", sql, re.S))}
+
+    def text(sql: str) -> str:
+        m = re.match(r"EXECUTE (\w+)", sql)
+        return prepares.get(m[1], "") if m else sql
+
     sql, params = next((sql, params) for sql, params in sent
-                       if 'FROM "optimization_run"' in sql and "ORDER BY" in sql and "LIMIT" in sql)
+                       if 'FROM "optimization_run"' in text(sql) and "ORDER BY" in text(sql) and "LIMIT" in text(sql))
     conn = psycopg2.connect(url)
     try:
         with conn.cursor() as cur:
+            if sql.startswith("EXECUTE"):
+                cur.execute(text(sql))
             cur.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
             return [row[0] for row in cur.fetchall()]
     finally:
@@ -189,18 +200,18 @@ def _cases(client, owner, agents: list[str], args, url: str) -> list[list[str]]:
              ("search: an agent's name", {"search": "charlie"}, "a tenth of the runs"),
              ("search: solution titles", {"search": "fix 4242 of"}, "LIKE over every title"),
              ("filter: one status, one agent", {"filters": state}, "a fortieth of the runs")]
-    rows = []
+    rows, warm = [], []
     for name, params, note in cases:
         params = {"limit": 20, **params}
-        for _ in range(5):
-            _timed(client, owner, params)
+        # Every statement sent so far: a statement prepared by an earlier case is not prepared again.
+        warm += [statement for _ in range(5) for statement in _statements(client, owner, params)]
         sent = _statements(client, owner, params)
         times = [_timed(client, owner, params) for _ in range(args.requests)]
         rows.append([f"GET /solutions/runs: {name}", f"{median(times):.1f}", f"{percentile(times, 99):.1f}",
                      str(len(sent)), note or f"{args.requests} requests"])
         count = len(sent)
         if args.explain:
-            log(f"plan of the page, {name}:\n  " + "\n  ".join(_explain(url, sent)))
+            log(f"plan of the page, {name}:\n  " + "\n  ".join(_explain(url, sent, warm)))
         log(f"{rows[-1][0]}: p50 {rows[-1][1]} ms, p99 {rows[-1][2]} ms, {count} statements")
     return rows
 
