@@ -18,6 +18,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.support import factories
+from tests.support.chat_completions_server import ChatCompletionsServer
 from tests.support.factories import Actor
 from tests.support.servers import start_server, stop_server
 from tests.support.skips import STRICT, skip_or_fail
@@ -318,6 +319,14 @@ def platform(app_database_url, tmp_path, settings_overrides, _validate_each_cont
     database.close()
     if hasattr(database.obj, "close_all"):
         database.close_all()
+
+
+@pytest.fixture
+def llm():
+    """A local server that answers like an OpenAI-compatible chat-completions endpoint, scripted by
+    the test (tests/support/chat_completions_server.py): what stands in for a remote language model."""
+    with ChatCompletionsServer() as server:
+        yield server
 
 
 # --- a real server process -------------------------------------------------------------------

@@ -9,17 +9,10 @@ import uuid
 
 import pytest
 
-from tests.support.chat_completions_server import ChatCompletionsServer
 from tests.support.client import Api
 from tests.support.reports import post_report
 
 PROMPT = "You take bookings for Chez Test."
-
-
-@pytest.fixture
-def llm():
-    with ChatCompletionsServer() as server:
-        yield server
 
 
 @pytest.fixture

@@ -14,17 +14,10 @@ import pytest
 from models.feedback.tables import Feedback, FeedbackReference
 from models.kernel.db import session, utcnow
 from tests.support import factories
-from tests.support.chat_completions_server import ChatCompletionsServer
 from tests.support.client import Api
 
 KEY = "sk-test-optimizer-key"
 PROMPT = "You book tables at Chez Test."
-
-
-@pytest.fixture
-def llm():
-    with ChatCompletionsServer() as server:
-        yield server
 
 
 @pytest.fixture

@@ -8,17 +8,10 @@ import socket
 import pytest
 
 from models.kernel.chat_completions import ChatCompletionError, complete_json, shown
-from tests.support.chat_completions_server import ChatCompletionsServer
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
           "additionalProperties": False}
 KEY = "sk-test-secret-key-1234"
-
-
-@pytest.fixture
-def llm():
-    with ChatCompletionsServer() as server:
-        yield server
 
 
 def ask(base_url: str, timeout_s: float = 5.0) -> dict:

@@ -18,16 +18,9 @@ from models.kernel.errors import InvalidInput
 from models.optimization import changes, generation, runs
 from models.optimization.tables import OptimizationRun
 from tests.support import factories
-from tests.support.chat_completions_server import ChatCompletionsServer
 from tests.support.client import Api
 
 KEY = "sk-test-generation-key"
-
-
-@pytest.fixture
-def llm():
-    with ChatCompletionsServer() as server:
-        yield server
 
 
 @pytest.fixture

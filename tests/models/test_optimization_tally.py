@@ -15,17 +15,10 @@ from models.kernel.db import database, is_postgres, session
 from models.optimization import generation, runs, solutions
 from models.optimization.tables import OptimizationRun, RunTally
 from tests.support import factories
-from tests.support.chat_completions_server import ChatCompletionsServer
 from tests.support.client import Api
 from tests.support.threads import run_threads
 
 KEY = "sk-test-tally-key"
-
-
-@pytest.fixture
-def llm():
-    with ChatCompletionsServer() as server:
-        yield server
 
 
 @pytest.fixture
