@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import uuid
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -157,9 +158,11 @@ def prepare_caller(live_server, owner) -> dict:
         resolved = client.get("/inbound-routes/resolve", params={"number": CALLER_NUMBER})
         assert resolved.status_code == 200, resolved.text
         call_id = str(uuid.uuid4())
+        # Just ended: a retention the walks set (dataRetentionDays 1) and purge must not take it.
+        started = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=2)
         report = client.post("/webhooks/end-of-call-report", json={
             "type": "end-of-call-report", "callId": call_id, "workspaceId": owner["workspaceId"], "agentId": agent_id,
-            "durationMs": 60000, "startedAt": "2026-11-23T09:00:00Z", "endedAt": "2026-11-23T09:01:00Z",
+            "durationMs": 60000, "startedAt": started.isoformat(), "endedAt": (started + timedelta(minutes=1)).isoformat(),
             "status": "completed", "summary": "The caller booked a table.", "transcript": "AI: Hello."})
         assert report.status_code == 200, report.text
     open_feedback(live_server, owner, agent_id, call_id)

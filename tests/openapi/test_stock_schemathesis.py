@@ -79,6 +79,21 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES = {
     # schemathesis files a failure inside a stateful scenario under this name; the scenarios chain
     # the operations above, and meet the same rules.
     "Stateful tests": "any of the rules above, met in a chain of linked operations",
+    "POST /feedbacks": "callId, agentId or workflowId names one of the workspace's; messageId only with callId; a "
+                       "status of the workspace's; a title not of spaces only",
+    "GET /feedbacks": "status names the workspace's statuses; until later than since; severity or minSeverity, "
+                      "not both",
+    "PUT /feedback-statuses": "names given once, at least one resolved and one not, none held by feedback removed",
+    "POST /reviews": "targetId names a call of the workspace; criteria named once without regard to case, max "
+                     "above min",
+    "GET /reviews": "until later than since",
+    "PATCH /reviews/{reviewId}": "scores name criteria of the review's rubric, each within its range",
+    "GET /solutions/runs": "filters: base64 of a JSON object with known keys of the documented types",
+    "POST /solutions/runs/{runId}/solutions": "each change names a path of the agent's configuration, changes it "
+                                              "and keeps it valid; feedbackIds of the run",
+    "POST /solutions/runs/{runId}/finish": "error, when given, not of spaces only",
+    "POST /solutions/{solutionId}/accept": "note, when given, not of spaces only",
+    "POST /solutions/{solutionId}/reject": "note, when given, not of spaces only",
 }
 # What a workspace's API key may not do, being no user's own credential: mint a user's access
 # tokens, create workspaces; and the permission this key was not given.
