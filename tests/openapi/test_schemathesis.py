@@ -30,8 +30,9 @@ MIN_WALKS, WALKS_PER_LINK = 20, 3
 # started first, and their outcome, renewal and resolution come after the claim, each step one of
 # some twenty rules; a few walks per link rarely chain the five.
 # A review's feedback is raised once it is done, and references come after that feedback; a
-# solution is decided after an external run is given one.
-WALKS_PER_LINK_OF = {"createCampaign": 20, "createReview": 20, "createOptimizationRun": 20}
+# solution is decided after an external run is given one; a feedback's fourteen links (archive before
+# unarchive, an assignee or a comment before their lists and removal) need more walks than three each.
+WALKS_PER_LINK_OF = {"createCampaign": 20, "createReview": 20, "createOptimizationRun": 20, "createFeedback": 10}
 
 
 def link_families() -> list[list[str]]:
