@@ -122,10 +122,10 @@ def test_schemathesis_finds_no_failures(live_server, tmp_path):
         # Walks in proportion to the links to follow: a few per link reach each one.
         walks = max(MIN_WALKS, WALKS_PER_LINK_OF.get(family[0], WALKS_PER_LINK) * len(family_links(family)))
         clear_capped_resources(live_server, owner, keep=caller["id"])
-        open_feedback(live_server, owner, caller["agentId"])
-        family_env = env
+        # Runs are made from it and solutions address it (schemathesis_hooks.py).
+        family_env = {**env, "TEST_FEEDBACK_ID": open_feedback(live_server, owner, caller["agentId"])}
         if ON_A_SPARE_WORKSPACE & set(family):
-            family_env = {**env, "TEST_WORKSPACE_ID": spare_workspace(live_server, owner)}
+            family_env = {**family_env, "TEST_WORKSPACE_ID": spare_workspace(live_server, owner)}
         _, output = schemathesis(live_server, family_env, tmp_path, f"stateful-{family[0]}", "stateful", *filters,
                                  "--max-examples", str(walks))
         links = re.search(r"API Links:\s+(\d+) covered / (\d+) selected", output)
@@ -170,9 +170,9 @@ def prepare_caller(live_server, owner) -> dict:
     return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id}
 
 
-def open_feedback(live_server, owner, agent_id: str, call_id: str | None = None) -> None:
-    """An open feedback on the prepared agent: what an optimization run takes by default, which
-    the walks before may have resolved (a resolved feedback, an accepted solution)."""
+def open_feedback(live_server, owner, agent_id: str, call_id: str | None = None) -> str:
+    """An open feedback on the prepared agent, its id: what an optimization run takes by default,
+    which the walks before may have resolved (a resolved feedback, an accepted solution)."""
     import httpx
     body = {"title": "The agent did not confirm the booking", "agentId": agent_id,
             **({"callId": call_id} if call_id else {})}
@@ -180,6 +180,7 @@ def open_feedback(live_server, owner, agent_id: str, call_id: str | None = None)
                           params={"workspaceId": owner["workspaceId"]},
                           headers={"Authorization": f"Bearer {owner['token']}"})
     assert response.status_code == 200, response.text
+    return response.json()["data"]["result"]["feedback"]["id"]
 
 
 # What may end the workspace that the requests act in: tried in a spare workspace instead.
