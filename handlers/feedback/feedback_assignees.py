@@ -3,13 +3,9 @@ from __future__ import annotations
 
 from api.envelope import ok
 from handlers.feedback.feedbacks import shaped
-from handlers.wire import deleted, iso
+from handlers.feedback.shapes import assignee_shape
+from handlers.wire import deleted
 from models.feedback import assignees, feedbacks
-from models.feedback.feedbacks import Assignee
-
-
-def assignee_shape(assignee: Assignee) -> dict:
-    return {"userId": assignee.user_id, "assignedAt": iso(assignee.assigned_at), "userName": assignee.user_name}
 
 
 def list_feedback_assignees(workspaceId: str, feedbackId: str, limit: int = 20, offset: int = 0):

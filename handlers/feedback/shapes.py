@@ -1,10 +1,16 @@
-"""The wire shape of a feedback, which the feedback, review and optimization groups all show. The
-customer's number of a feedback's call is personal data: whole only with calls:pii."""
+"""The wire shapes of a feedback, which the feedback, review and optimization groups all show, and
+of an assignee, a feedback's or a review's. The customer's number of a feedback's call is personal
+data: whole only with calls:pii."""
 from __future__ import annotations
 
 from handlers.wire import iso
 from models.calls import export
-from models.feedback.feedbacks import Assignee, FeedbackRecord
+from models.feedback.feedbacks import FeedbackRecord
+from models.identity.assignees import Assignee
+
+
+def assignee_shape(assignee: Assignee) -> dict:
+    return {"userId": assignee.user_id, "assignedAt": iso(assignee.assigned_at), "userName": assignee.user_name}
 
 
 def feedback_shape(record: FeedbackRecord, assignees: list[Assignee], permissions) -> dict:
@@ -24,8 +30,7 @@ def feedback_shape(record: FeedbackRecord, assignees: list[Assignee], permission
         "severity": record.severity,
         "status": record.status,
         "assignedTo": assignees[0].user_id if assignees else None,
-        "assignees": [{"userId": a.user_id, "assignedAt": iso(a.assigned_at), "userName": a.user_name}
-                      for a in assignees],
+        "assignees": [assignee_shape(a) for a in assignees],
         "createdBy": record.created_by,
         "authorId": record.author_id,
         "resolved": record.resolved,

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from api.envelope import ok
-from handlers.reviews.reviews import assignee_shape, review_shape
+from handlers.feedback.shapes import assignee_shape
+from handlers.reviews.reviews import review_shape
 from handlers.wire import deleted
 from models.reviews import assignees, reviews
 

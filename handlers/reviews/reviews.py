@@ -2,19 +2,15 @@
 from __future__ import annotations
 
 from api.envelope import ok
-from handlers.feedback.shapes import feedback_shape
+from handlers.feedback.shapes import assignee_shape, feedback_shape
 from handlers.wire import deleted, iso, naive_utc
 from models.feedback import feedbacks
-from models.feedback.feedbacks import Assignee
+from models.identity.assignees import Assignee
 from models.reviews import assignees, reviews
 from models.reviews.reviews import ReviewRecord
 
 # The fields a PATCH may carry, by their names on the wire and in the domain.
 _UPDATABLE = {"title": "title", "notes": "notes", "scores": "scores", "rubric": "rubric", "status": "status"}
-
-
-def assignee_shape(assignee: Assignee) -> dict:
-    return {"userId": assignee.user_id, "assignedAt": iso(assignee.assigned_at), "userName": assignee.user_name}
 
 
 def review_shape(record: ReviewRecord, assigned: list[Assignee]) -> dict:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from peewee import JOIN, fn
 
 from models.feedback import feedbacks
-from models.feedback.feedbacks import Assignee
 from models.feedback.tables import FeedbackAssignee
+from models.identity.assignees import Assignee, require_member
 from models.identity.principal import Principal
-from models.identity.tables import Membership, User
+from models.identity.tables import User
 from models.kernel.db import database
 from models.kernel.errors import NotFound
 from models.kernel.pagination import Page, PageQuery
@@ -45,10 +45,7 @@ def add(principal: Principal, *, workspace_id: str, feedback_id: str, user_id: s
     with database.atomic():
         if not feedbacks.touch(workspace_id, feedback_id):
             raise NotFound(f"No feedback {feedback_id} in this workspace.")
-        member = Membership.select(Membership.id).where((Membership.workspace == workspace_id)
-                                                        & (Membership.user == user_id))
-        if not member.exists():
-            raise NotFound(f"userId: no member {user_id} in this workspace; feedback is assigned to members only.")
+        require_member(workspace_id, user_id)
         _A.insert(workspace=workspace_id, feedback=feedback_id, user_id=user_id,
                   assigned_by=principal.user_id).on_conflict_ignore().execute()
     return next(a for a in feedbacks.assignees_of(workspace_id, [feedback_id])[feedback_id] if a.user_id == user_id)

@@ -8,7 +8,6 @@ a fixed number of statements whatever the page's size.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +19,8 @@ from models.calls.tables import Call
 from models.configs.tables import Agent, Workflow
 from models.feedback import references, statuses
 from models.feedback.tables import Feedback, FeedbackAssignee
+from models.identity import assignees
+from models.identity.assignees import Assignee
 from models.identity.principal import Principal
 from models.identity.tables import User
 from models.kernel.db import database, is_postgres, utcnow
@@ -63,12 +64,6 @@ class FeedbackRecord(NamedTuple):
     agent_name: str | None  # the agent's name, else the workflow's
 
 
-class Assignee(NamedTuple):
-    user_id: str
-    assigned_at: datetime
-    user_name: str | None
-
-
 _F = Feedback
 _AGENT, _WORKFLOW, _RESOLVER = Agent.alias("a"), Workflow.alias("wf"), User.alias("resolver")
 COLUMNS = (_F.id, _F.workspace, _F.number, _F.title, _F.description, _F.severity, _F.status, _F.call_id,
@@ -99,19 +94,8 @@ def by_ids(workspace_id: str, ids: Iterable[str]) -> dict[str, FeedbackRecord]:
 
 
 def assignees_of(workspace_id: str, ids: Iterable[str]) -> dict[str, list[Assignee]]:
-    """The assignees of each of ``ids``, first assigned first, in one statement."""
-    ids = sorted(set(ids))
-    found: dict[str, list[Assignee]] = defaultdict(list)
-    if not ids:
-        return found
-    A = FeedbackAssignee
-    rows = (A.in_workspace(workspace_id, A.feedback, A.user_id, A.assigned_at,
-                           fn.COALESCE(User.display_name, User.email))
-            .join(User, JOIN.LEFT_OUTER, on=User.id == A.user_id)
-            .where(A.feedback.in_(ids)).order_by(A.assigned_at, A.id).tuples())
-    for feedback_id, user_id, assigned_at, name in rows:
-        found[feedback_id].append(Assignee(user_id, assigned_at, name))
-    return found
+    """The assignees of each of the feedback ``ids``, first assigned first, in one statement."""
+    return assignees.assignees_of(FeedbackAssignee, FeedbackAssignee.feedback, workspace_id, ids)
 
 
 TITLE_MAX_CHARS = 200

@@ -1,2 +1,3 @@
-"""Who may do what: workspaces and their settings, users, members, invitations, roles and the
-permission catalog, API keys, access tokens, credentials and admission, rate limits."""
+"""Who may do what: workspaces and their settings, users, members and the work assigned to them,
+invitations, roles and the permission catalog, API keys, access tokens, credentials and admission,
+rate limits."""

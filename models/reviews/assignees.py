@@ -7,14 +7,12 @@ most ``MAX_PER_REVIEW`` assignees, so that its list needs no pages.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 
-from peewee import JOIN, IntegrityError, fn
+from peewee import IntegrityError, fn
 
-from models.feedback.feedbacks import Assignee
+from models.identity.assignees import Assignee, assignees_of, require_member
 from models.identity.principal import Principal
-from models.identity.tables import Membership, User
 from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, NotFound
 from models.reviews import reviews
@@ -27,17 +25,7 @@ _A = ReviewAssignee
 
 def of(workspace_id: str, ids: Iterable[str]) -> dict[str, list[Assignee]]:
     """The assignees of each of the reviews ``ids``, first assigned first, in one statement."""
-    ids = sorted(set(ids))
-    found: dict[str, list[Assignee]] = defaultdict(list)
-    if not ids:
-        return found
-    rows = (_A.in_workspace(workspace_id, _A.review, _A.user_id, _A.assigned_at,
-                            fn.COALESCE(User.display_name, User.email))
-            .join(User, JOIN.LEFT_OUTER, on=User.id == _A.user_id)
-            .where(_A.review.in_(ids)).order_by(_A.assigned_at, _A.id).tuples())
-    for review_id, user_id, assigned_at, name in rows:
-        found[review_id].append(Assignee(user_id, assigned_at, name))
-    return found
+    return assignees_of(_A, _A.review, workspace_id, ids)
 
 
 def _held(workspace_id: str, review_id: str, user_id: str) -> bool:
@@ -49,9 +37,7 @@ def add(principal: Principal, *, workspace_id: str, review_id: str, user_id: str
     409 when the review has ``MAX_PER_REVIEW`` already."""
     with database.atomic():
         reviews.lock(workspace_id, review_id)
-        if not Membership.select(Membership.id).where((Membership.workspace == workspace_id)
-                                                     & (Membership.user == user_id)).exists():
-            raise NotFound(f"User {user_id} is not a member of this workspace.")
+        require_member(workspace_id, user_id)
         if not _held(workspace_id, review_id, user_id):
             count = _A.in_workspace(workspace_id, fn.COUNT(_A.id)).where(_A.review == review_id).scalar()
             if count >= MAX_PER_REVIEW:

@@ -48,7 +48,7 @@ def test_only_members_of_the_workspace_are_assigned(platform):
     feedback_id = factories.feedback(api.actor, agent_id=factories.agent(api.actor))
     for user_id in (other.actor.user_id, UNKNOWN):
         message = api("POST", f"/feedbacks/{feedback_id}/assignees", 404, json={"userId": user_id})["message"]
-        assert message == f"userId: no member {user_id} in this workspace; feedback is assigned to members only."
+        assert message == f"userId: user {user_id} is not a member of this workspace; work is assigned to members only."
     api("POST", f"/feedbacks/{feedback_id}/assignees", 400, json={"userId": "someone"})
     api("POST", f"/feedbacks/{feedback_id}/assignees", 400, json={})
     assert api("GET", f"/feedbacks/{feedback_id}/assignees")["assignees"] == []
