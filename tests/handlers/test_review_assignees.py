@@ -53,7 +53,8 @@ def test_only_members_of_the_workspace_are_assigned(platform):
     review_id = factories.review(api.actor)
     stranger = platform.workspace("other")
     for user_id in (stranger.user_id, str(uuid.uuid4())):
-        assert assign(api, review_id, user_id, 404)["message"] == f"userId: user {user_id} is not a member of this workspace; work is assigned to members only."
+        assert assign(api, review_id, user_id, 404)["message"] == (
+            f"userId: user {user_id} is not a member of this workspace; work is assigned to members only.")
     assert listed(api, review_id) == []
 
 

@@ -55,5 +55,6 @@ def _addressed(solution, feedback_id: str):
         solution["feedbackIds"] = [feedback_id]
     path = solution.get("path")
     if isinstance(path, str) and 2 <= len(path) <= 500 and POINTER.match(path) and "newValue" in solution:
-        solution.update(path="/prompt", newValue=f"Confirm every booking aloud before ending the call ({next(PROMPTS)}).")
+        prompt = f"Confirm every booking aloud before ending the call ({next(PROMPTS)})."
+        solution.update(path="/prompt", newValue=prompt)
     return solution

@@ -169,7 +169,8 @@ def prepare_caller(live_server, owner) -> dict:
         started = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=2)
         report = client.post("/webhooks/end-of-call-report", json={
             "type": "end-of-call-report", "callId": call_id, "workspaceId": owner["workspaceId"], "agentId": agent_id,
-            "durationMs": 60000, "startedAt": started.isoformat(), "endedAt": (started + timedelta(minutes=1)).isoformat(),
+            "durationMs": 60000, "startedAt": started.isoformat(),
+            "endedAt": (started + timedelta(minutes=1)).isoformat(),
             "status": "completed", "summary": "The caller booked a table.", "transcript": "AI: Hello."})
         assert report.status_code == 200, report.text
     open_feedback(live_server, owner, agent_id, call_id)
