@@ -26,6 +26,23 @@ class Endpoint(NamedTuple):
     timeout_s: float
 
 
+# The endpoint of the settings, for the domain's services (core.boot configures it); None when
+# LLM_BASE_URL is not set, so that what needs it fails with a clear sentence, never with invented output.
+_configured: Endpoint | None = None
+NOT_CONFIGURED = ("No language model endpoint is configured: set LLM_BASE_URL (and LLM_API_KEY, LLM_MODEL) "
+                  "to an OpenAI-compatible chat-completions endpoint.")
+
+
+def configure(endpoint: Endpoint | None) -> None:
+    global _configured
+    _configured = endpoint
+
+
+def configured() -> Endpoint | None:
+    """The settings' endpoint, or None when LLM_BASE_URL is not set (see NOT_CONFIGURED)."""
+    return _configured
+
+
 class Usage(NamedTuple):
     """Tokens an answer cost, as the endpoint counted them (0 when it did not say)."""
     prompt_tokens: int = 0
