@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 from api.contract import operations
-from tests.support.servers import ROOT
+from tests.support.chat_completions_server import ChatCompletionsServer
+from tests.support.conversations import Sides
+from tests.support.servers import ROOT, start_server, stop_server
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 MIN_WALKS, WALKS_PER_LINK = 20, 3
@@ -88,15 +90,36 @@ def schemathesis(live_server, env, work: Path, name: str, phases: str, *filters:
     return summary, output
 
 
+def generic_answer(body: dict):
+    """What the local endpoint answers each side of a conversation: the agent a sentence, a
+    simulated caller a turn that hangs up, a judge a pass, structured data nothing."""
+    side = Sides.side_of(body)
+    return {"agent": "Hello, how can I help?", "caller": {"message": "That is all, thanks.", "endCall": True},
+            "judge": {"passed": True, "reason": "Fine."}, "extract": {}}[side]
+
+
+@pytest.fixture
+def conversing_server(tmp_path):
+    """The live server (rate limits off, on SQLite) with a local chat-completions endpoint, so that
+    simulations hold their conversations and chat sessions get replies."""
+    with ChatCompletionsServer() as llm:
+        llm.respond(generic_answer)
+        server = start_server(tmp_path, RATE_LIMITS_ENABLED="false", LLM_BASE_URL=llm.base_url,
+                              LLM_API_KEY="sk-schemathesis", SIMULATION_WORKERS="1")
+        yield server
+        stop_server(server)
+
+
 @pytest.mark.slow  # fuzzes the whole contract for minutes; the authorization matrix and the audit test cover every operation by default
-def test_schemathesis_finds_no_failures(live_server, tmp_path):
+def test_schemathesis_finds_no_failures(conversing_server, tmp_path):
+    live_server = conversing_server
     owner = live_server.admin("bootstrap", "--workspace", "w", "--email", "a@example.com")
     caller = prepare_caller(live_server, owner)
     env = {**os.environ, "TEST_API_TOKEN": owner["token"], "TEST_WORKSPACE_ID": owner["workspaceId"],
            "TEST_USER_ID": owner["userId"], "SCHEMATHESIS_HOOKS": "tests.openapi.schemathesis_hooks",
            "PYTHONPATH": str(ROOT), "TEST_AGENT_ID": caller["agentId"],
            "TEST_CALLER_NUMBER_ID": caller["id"], "TEST_CALLER_NUMBER": caller["number"],
-           "TEST_CALL_ID": caller["callId"]}
+           "TEST_CALL_ID": caller["callId"], "TEST_PERSONA_ID": caller["personaId"]}
     # Deleting a workspace is tried on one of its own: renamed to an example by updateWorkspace, the
     # bootstrapped workspace would be deleted by the example confirmName, and every later request fail.
     summary, output = schemathesis(live_server, env, tmp_path, "generated", "examples,coverage,fuzzing",
@@ -150,8 +173,8 @@ CALLER_NUMBER = "+14155550100"
 def prepare_caller(live_server, owner) -> dict:
     """An agent (created with version 1 published) answering an inbound and outbound number of the
     workspace: what a campaign calls with and from, and what resolving that number's route finds;
-    a call of that agent, recorded from its report, which reviews review; and open feedback on the
-    agent, which an optimization run starts from. So schemathesis.toml can pin their ids and those
+    a call of that agent, recorded from its report, which reviews review; open feedback on the
+    agent, which an optimization run starts from; and a persona, which simulations call with. So schemathesis.toml can pin their ids and those
     requests succeed."""
     import httpx
     with httpx.Client(base_url=live_server.url + "/api/v2", headers={"Authorization": f"Bearer {owner['token']}"},
@@ -173,8 +196,11 @@ def prepare_caller(live_server, owner) -> dict:
             "endedAt": (started + timedelta(minutes=1)).isoformat(),
             "status": "completed", "summary": "The caller booked a table.", "transcript": "AI: Hello."})
         assert report.status_code == 200, report.text
+        persona = client.post("/personas", json={"name": "Prepared caller", "goal": "Book a table"})
+        assert persona.status_code == 200, persona.text
     open_feedback(live_server, owner, agent_id, call_id)
-    return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id}
+    return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id,
+            "personaId": persona.json()["data"]["result"]["persona"]["id"]}
 
 
 def open_feedback(live_server, owner, agent_id: str, call_id: str | None = None) -> str:
