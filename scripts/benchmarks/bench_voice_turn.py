@@ -7,7 +7,9 @@ alternating turn by turn so that both see the same machine state, after one unre
 each. For each --load cell (CONCURRENCYxTHREADS: turns heard at once, each on an engine context of
 its own with THREADS whisper.cpp threads) the report gives, per turn, the median and p90 of the
 synthesis (speech, line and resampling), the transcription, their total, the audio's length and the
-real-time factor (total / audio), the mean word error rate, and the turns heard per minute.
+real-time factor (total / audio), the mean word error rate, the turns heard per minute, and the
+CPU time of this process per turn (all threads): on a machine shared with other work the wall times
+grow with the neighbours' load, the CPU time much less.
 
 A Markdown table and the command line on stdout, progress on stderr; the cores other processes kept
 busy meanwhile are reported, as the machine may be shared.
@@ -97,19 +99,27 @@ def run_cell(args, model: str, concurrency: int, threads: int) -> dict:
             list(pool.map(channel.hear, SENTENCES[:concurrency]))
     heard: dict[str, list] = {line: [] for line in channels}
     wall = {line: 0.0 for line in channels}
+    cpu = {line: 0.0 for line in channels}
     texts = [SENTENCES[i % len(SENTENCES)] for i in range(args.turns)]
     with ThreadPoolExecutor(concurrency) as pool:
         # A batch of `concurrency` turns at a time, clean then telephone, so both lines meet the same load.
         for start in range(0, len(texts), concurrency):
             batch = texts[start:start + concurrency]
             for line, channel in channels.items():
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), cpu_seconds()
                 heard[line] += list(pool.map(channel.hear, batch))
                 wall[line] += time.perf_counter() - began
-    return {"heard": heard, "wall": wall}
+                cpu[line] += cpu_seconds() - began_cpu
+    return {"heard": heard, "wall": wall, "cpu": cpu}
 
 
-def row(load: str, line: str, heard: list, wall: float) -> str:
+def cpu_seconds() -> float:
+    """This process's CPU time, all threads (whisper.cpp's included)."""
+    t = os.times()
+    return t.user + t.system
+
+
+def row(load: str, line: str, heard: list, wall: float, cpu: float) -> str:
     synthesis = [h.synthesis_ms for h in heard]
     transcription = [h.transcription_ms for h in heard]
     total = [h.synthesis_ms + h.transcription_ms for h in heard]
@@ -121,7 +131,7 @@ def row(load: str, line: str, heard: list, wall: float) -> str:
 
     return (f"| {load} | {line} | {len(heard)} | {mp(synthesis, 1)} | {mp(transcription)} | {mp(total)} | "
             f"{median(audio) / 1000:.2f} | {mp(rtf, 3)} | {mean(h.wer for h in heard):.3f} | "
-            f"{len(heard) / wall * 60:.0f} |")
+            f"{len(heard) / wall * 60:.0f} | {cpu / len(heard) * 1000:.0f} |")
 
 
 def main(argv=None) -> int:
@@ -139,11 +149,11 @@ def main(argv=None) -> int:
             cell = run_cell(args, model, concurrency, threads)
             outside.append((load, meter.cores()[1]))
             for line in ("clean", "telephone"):
-                rows.append(row(load, line, cell["heard"][line], cell["wall"][line]))
+                rows.append(row(load, line, cell["heard"][line], cell["wall"][line], cell["cpu"][line]))
     print("| turns at once x whisper threads | line | turns | synthesis ms (median / p90) | transcription ms "
           "(median / p90) | total ms (median / p90) | audio s (median) | real-time factor (median / p90) | "
-          "WER (mean) | turns per minute |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "WER (mean) | turns per minute | CPU ms per turn |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     print(f"\nSynthesis is eSpeak NG's speech plus, for the telephone line, 8 kHz G.711 µ-law with noise at "
           f"{args.snr_db:g} dB SNR, and the resampling to 16 kHz; transcription is the bundled tiny.en model's call. "
