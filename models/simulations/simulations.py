@@ -20,8 +20,9 @@ from typing import NamedTuple
 
 from peewee import fn
 
-from models.assertions import assignments
+from models.assertions import suites
 from models.assertions.assertions import assertions_of
+from models.assertions.tables import AssertionSuite as Suite
 from models.conversations import targets
 from models.identity.principal import Principal
 from models.kernel import chat_completions
@@ -161,12 +162,16 @@ def _check_callers(callers: Callers, conversations: int) -> int:
 
 def _assertions(workspace_id: str, entity_type: str, entity_id: str, suite_ids: list[str] | None) -> tuple:
     if suite_ids is None:
-        suite_ids = [s.id for s in assignments.suites_for(workspace_id=workspace_id, entity_type=entity_type,
+        suite_ids = [s.id for s in suites.suites_for(workspace_id=workspace_id, entity_type=entity_type,
                                                           entity_id=entity_id)]
     if len(suite_ids) > MAX_SUITES:
         raise InvalidInput(f"suiteIds names at most {MAX_SUITES} suites.")
     if len(set(suite_ids)) != len(suite_ids):
         raise InvalidInput("suiteIds names a suite twice.")
+    known = {row[0] for row in Suite.in_workspace(workspace_id, Suite.id).where(Suite.id.in_(suite_ids)).tuples()} \
+        if suite_ids else set()
+    if missing := [suite_id for suite_id in suite_ids if suite_id not in known]:
+        raise NotFound(f"No unit-test suite {missing[0]} in this workspace.")
     found = assertions_of(workspace_id=workspace_id, suite_ids=suite_ids)
     return suite_ids, [{"id": a.id, "suiteId": a.suite_id, "name": a.name, "kind": a.kind, "params": a.params}
                        for a in found]

@@ -14,7 +14,7 @@ from models.simulations.simulations import Callers, SimulationRecord
 def run(principal: Principal, *, workspace_id: str, suite_id: str, entity_type: str, entity_id: str,
         version_id: str | None, persona_id: str | None, scenario: dict | None, script: list[str] | None,
         conversations: int = 1, max_turns: int = 20, voice: dict | None = None) -> SimulationRecord:
-    suite = suites.get_suite(workspace_id=workspace_id, suite_id=suite_id)
+    suite = suites.get(workspace_id=workspace_id, suite_id=suite_id)
     if scenario is not None and persona_id is None:
         raise InvalidInput("scenario is told to a persona: give personaId with it.")
     callers = Callers([persona_id] if persona_id is not None else None, [scenario] if scenario else [], script)
@@ -26,5 +26,5 @@ def run(principal: Principal, *, workspace_id: str, suite_id: str, entity_type: 
 
 def list_runs(*, workspace_id: str, suite_id: str, limit: int, offset: int) -> Page[SimulationRecord]:
     """Newest first; NotFound for a suite not of the workspace."""
-    suites.get_suite(workspace_id=workspace_id, suite_id=suite_id)
+    suites.get(workspace_id=workspace_id, suite_id=suite_id)
     return simulations.list_simulations(workspace_id=workspace_id, limit=limit, offset=offset, suite_id=suite_id)
