@@ -37,6 +37,8 @@ ID_KINDS = {
     "runId": "run", "solutionId": "solution", "feedbackIds": "feedback",
     # Feedback references and reviews.
     "referenceId": "reference", "reviewId": "review", "targetId": "call",
+    # Personas.
+    "personaId": "persona",
 }
 # Feedback: the feedback, its comments, and a member it is assigned to (a filter).
 ID_KINDS.update({"feedbackId": "feedback", "commentId": "comment", "assigneeId": "user"})
@@ -154,6 +156,8 @@ class World:
         self.ids.setdefault("feedback", raised)
         self.ids["reference"] = factories.feedback_reference(owner, self.ids["feedback"], "persona", review,
                                                              label=f"{marker} persona")
+        self.ids["persona"] = factories.persona(owner, f"{marker} persona", goal=f"The {marker} goal.",
+                                                facts={"secret": f"{marker} fact"})
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

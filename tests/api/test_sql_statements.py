@@ -362,3 +362,14 @@ def test_reviews_and_feedback_references_cost_the_same_whatever_their_size(platf
     # solutions and reviews joined).
     references = f"/api/v2/feedbacks/{feedback_id}/references?workspaceId={owner.workspace_id}"
     assert len(count(platform, statements, references, owner)) == admission() + 2
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_a_page_of_personas_costs_the_same_whatever_its_size_and_search(platform, statements, rows):
+    owner = platform.workspace()
+    for i in range(rows):
+        factories.persona(owner, f"Caller {i}", goal=f"Book table {i}.", traits=["impatient"], facts={"n": str(i)})
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The page with its total in one statement, searched or not.
+    for path in (f"/personas?{ws}", f"/personas?{ws}&q=TABLE"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
