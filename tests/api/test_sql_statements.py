@@ -351,7 +351,8 @@ def test_reviews_and_feedback_references_cost_the_same_whatever_their_size(platf
             platform.client.post(f"/api/v2/reviews/{review_id}/assignees", params={"workspaceId": owner.workspace_id},
                                  headers=owner.headers, json={"userId": member.user_id})
         factories.feedback_reference(owner, feedback_id, "review", review_id)
-        factories.feedback_reference(owner, feedback_id, "persona", review_id, relation="reproduces")
+        factories.feedback_reference(owner, feedback_id, "persona", factories.persona(owner),
+                                     relation="reproduces")
     factories.feedback_reference(owner, feedback_id, "version", version_id, relation="fixed_by")
     ws = f"workspaceId={owner.workspace_id}&limit=50"
     # The page with its total in one statement, whichever filters are set; the page's assignees.
@@ -359,7 +360,7 @@ def test_reviews_and_feedback_references_cost_the_same_whatever_their_size(platf
                  f"&assigneeId={members[0].user_id}&since=2020-01-01T00:00:00Z&until=2100-01-01T00:00:00Z&sortOrder=asc"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 2, path
     # The feedback's existence, then its references with what names each (versions, calls,
-    # solutions and reviews joined).
+    # solutions, reviews and personas joined).
     references = f"/api/v2/feedbacks/{feedback_id}/references?workspaceId={owner.workspace_id}"
     assert len(count(platform, statements, references, owner)) == admission() + 2
 

@@ -96,7 +96,7 @@ def test_schemathesis_finds_no_failures(live_server, tmp_path):
            "TEST_USER_ID": owner["userId"], "SCHEMATHESIS_HOOKS": "tests.openapi.schemathesis_hooks",
            "PYTHONPATH": str(ROOT), "TEST_AGENT_ID": caller["agentId"],
            "TEST_CALLER_NUMBER_ID": caller["id"], "TEST_CALLER_NUMBER": caller["number"],
-           "TEST_CALL_ID": caller["callId"]}
+           "TEST_CALL_ID": caller["callId"], "TEST_PERSONA_ID": caller["personaId"]}
     # Deleting a workspace is tried on one of its own: renamed to an example by updateWorkspace, the
     # bootstrapped workspace would be deleted by the example confirmName, and every later request fail.
     summary, output = schemathesis(live_server, env, tmp_path, "generated", "examples,coverage,fuzzing",
@@ -127,7 +127,7 @@ def test_schemathesis_finds_no_failures(live_server, tmp_path):
         filters = [arg for op_id in family for arg in ("--include-operation-id", op_id)]
         # Walks in proportion to the links to follow: a few per link reach each one.
         walks = max(MIN_WALKS, walks_per_link(family) * len(family_links(family)))
-        clear_capped_resources(live_server, owner, keep=(caller["id"],))
+        clear_capped_resources(live_server, owner, keep=(caller["id"], caller["personaId"]))
         # Runs are made from it and solutions address it (schemathesis_hooks.py).
         family_env = {**env, "TEST_FEEDBACK_ID": open_feedback(live_server, owner, caller["agentId"])}
         if ON_A_SPARE_WORKSPACE & set(family):
@@ -150,9 +150,9 @@ CALLER_NUMBER = "+14155550100"
 def prepare_caller(live_server, owner) -> dict:
     """An agent (created with version 1 published) answering an inbound and outbound number of the
     workspace: what a campaign calls with and from, and what resolving that number's route finds;
-    a call of that agent, recorded from its report, which reviews review; and open feedback on the
-    agent, which an optimization run starts from. So schemathesis.toml can pin their ids and those
-    requests succeed."""
+    a call of that agent, recorded from its report, which reviews review; open feedback on the
+    agent, which an optimization run starts from; and a persona, which feedback references name.
+    So schemathesis.toml can pin their ids and those requests succeed."""
     import httpx
     with httpx.Client(base_url=live_server.url + "/api/v2", headers={"Authorization": f"Bearer {owner['token']}"},
                       params={"workspaceId": owner["workspaceId"]}, timeout=30) as client:
@@ -173,8 +173,11 @@ def prepare_caller(live_server, owner) -> dict:
             "endedAt": (started + timedelta(minutes=1)).isoformat(),
             "status": "completed", "summary": "The caller booked a table.", "transcript": "AI: Hello."})
         assert report.status_code == 200, report.text
+        persona = client.post("/personas", json={"name": "Prepared caller", "goal": "Book a table for two."})
+        assert persona.status_code == 200, persona.text
     open_feedback(live_server, owner, agent_id, call_id)
-    return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id}
+    return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id,
+            "personaId": persona.json()["data"]["result"]["persona"]["id"]}
 
 
 def open_feedback(live_server, owner, agent_id: str, call_id: str | None = None) -> str:
@@ -206,7 +209,8 @@ def clear_capped_resources(live_server, owner, keep: tuple[str, ...]) -> None:
     """A workspace holds at most 100 subscriptions and 50 custom roles, a user owns at most 100
     workspaces and holds 100 unexpired tokens, an email has one pending invitation, and the earlier
     phases may have made them: a walk must be able to create one, to follow the links from it.
-    ``keep``: the ids to keep (the prepared caller number, which the pinned campaigns call from)."""
+    ``keep``: the prepared caller number, which the pinned campaigns call from, and the prepared
+    persona, which the pinned feedback references name."""
     import httpx
     with httpx.Client(base_url=live_server.url + "/api/v2", headers={"Authorization": f"Bearer {owner['token']}"},
                       params={"workspaceId": owner["workspaceId"]}, timeout=30) as client:
