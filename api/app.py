@@ -67,6 +67,7 @@ from .handler_pipeline import ApiDecoratedOnce
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
 from .optimization_worker import OptimizationWorkers
+from .simulation_worker import SimulationWorkers
 from .retention_worker import RetentionWorker
 from .route_index import IndexedRoutingMiddleware
 from .served_contract import ServedContractMiddleware
@@ -187,7 +188,7 @@ def _lifespan(settings: Settings):
         # (see Settings.handler_threads).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
         workers = [TranscriptionWorkers(settings), WebhookWorkers(settings), RetentionWorker(settings),
-                   OptimizationWorkers(settings)]
+                   OptimizationWorkers(settings), SimulationWorkers(settings)]
         for group in workers:
             group.start()
         try:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from models.billing import credits
 from models.calls import calls, recordings
-from models.kernel import encryption
+from models.kernel import chat_completions, encryption
 from models.kernel.db import open_database, session
 from models.migrations import migrate
 from models.optimization import runs as optimization_runs
+from models.simulations import simulations
 from models.webhooks import addresses
 
 from .request_log import configure_logging
@@ -28,6 +29,11 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
                                      transcribed_second=settings.credits_per_transcribed_second),
                       enforced=settings.credits_enforced)
     calls.configure(max_duration_s=settings.max_call_duration_s)
+    chat_completions.configure(chat_completions.Endpoint(settings.llm_base_url, settings.llm_api_key,
+                                                         settings.llm_model, settings.llm_timeout_s)
+                               if settings.llm_base_url else None)
+    simulations.configure(simulations.Prices(settings.llm_input_cost_per_million,
+                                             settings.llm_output_cost_per_million))
     optimization_runs.configure(endpoint_configured=bool(settings.llm_base_url),
                                 external_timeout_s=settings.external_optimizer_timeout_s)
     open_database(settings.database_url, settings.data_dir, settings.db_pool_size, settings.db_pool_timeout_s)

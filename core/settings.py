@@ -143,6 +143,14 @@ class Settings:
     optimization_lease_s: float = 120.0
     # How long a run given to an external optimizer may stay generating before it fails.
     external_optimizer_timeout_s: float = 3600.0
+    # What a million tokens of the endpoint cost (prompt, completion), for a simulation's cost;
+    # in whatever currency the user reads them, 0 when unknown.
+    llm_input_cost_per_million: float = 0.0
+    llm_output_cost_per_million: float = 0.0
+    # Threads per API process that run simulations' conversations (0: none in this process), and
+    # the lease a worker holds on an iteration while it converses (renewed while it lasts).
+    simulation_workers: int = 2
+    simulation_lease_s: float = 120.0
 
     def handler_threads(self) -> int:
         """How many worker threads of one API process run handlers marked ``x-in-thread`` (those

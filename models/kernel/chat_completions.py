@@ -1,5 +1,6 @@
-"""The one client of an OpenAI-compatible chat-completions endpoint: a request for an answer in a
-JSON schema (structured output), and every way the endpoint can fail turned into one exception.
+"""The one client of an OpenAI-compatible chat-completions endpoint: a request for text (an agent's
+reply) or for an answer in a JSON schema (structured output), the tokens each used, and every way
+the endpoint can fail turned into one exception.
 
 The endpoint, key, model and timeout come from the caller (the settings stay above the domain).
 The ``openai`` library speaks the dialect every compatible server (OpenAI, vLLM, llama.cpp,
@@ -10,9 +11,50 @@ endpoint (its address without any user or password in it) and what went wrong, n
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
+from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
+
+
+class Endpoint(NamedTuple):
+    """Where to ask: the settings' LLM_BASE_URL, LLM_API_KEY, LLM_MODEL and LLM_TIMEOUT_S."""
+    base_url: str
+    api_key: str | None
+    model: str
+    timeout_s: float
+
+
+# The endpoint of the settings, for the domain's services (core.boot configures it); None when
+# LLM_BASE_URL is not set, so that what needs it fails with a clear sentence, never with invented output.
+_configured: Endpoint | None = None
+NOT_CONFIGURED = ("No language model endpoint is configured: set LLM_BASE_URL (and LLM_API_KEY, LLM_MODEL) "
+                  "to an OpenAI-compatible chat-completions endpoint.")
+
+
+def configure(endpoint: Endpoint | None) -> None:
+    global _configured
+    _configured = endpoint
+
+
+def configured() -> Endpoint | None:
+    """The settings' endpoint, or None when LLM_BASE_URL is not set (see NOT_CONFIGURED)."""
+    return _configured
+
+
+class Usage(NamedTuple):
+    """Tokens an answer cost, as the endpoint counted them (0 when it did not say)."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other):  # type: ignore[override]  # a sum of usages, not a longer tuple
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+
+
+class Completion(NamedTuple):
+    text: str
+    usage: Usage
 
 
 class ChatCompletionError(Exception):
@@ -41,14 +83,42 @@ def complete_json(*, base_url: str, api_key: str | None, model: str, timeout_s: 
     output; ``strict`` where every value of the schema is typed, as strict mode requires);
     ChatCompletionError otherwise. The caller still checks the object: a server may not enforce
     the schema."""
-    where = shown(base_url)
+    endpoint = Endpoint(base_url, api_key, model, timeout_s)
+    return ask_json(endpoint, messages, schema_name=schema_name, schema=schema, strict=strict)[0]
+
+
+def ask_json(endpoint: Endpoint, messages: list[dict], *, schema_name: str, schema: dict, strict: bool = True,
+             temperature: float = 0) -> tuple[dict, Usage]:
+    """``complete_json`` with the tokens the answer cost."""
+    with _asking(endpoint) as client:
+        response = client.chat.completions.create(
+            model=endpoint.model, messages=messages, temperature=temperature,
+            response_format={"type": "json_schema",
+                             "json_schema": {"name": schema_name, "schema": schema, "strict": strict}})
+    where = shown(endpoint.base_url)
+    return _json_object(_content(response, where), where), _usage(response)
+
+
+def complete_text(endpoint: Endpoint, messages: list[dict], *, temperature: float = 0.7,
+                  max_tokens: int | None = None) -> Completion:
+    """The endpoint's reply to ``messages`` as text, with the tokens it cost; ChatCompletionError
+    when it gives none."""
+    with _asking(endpoint) as client:
+        response = client.chat.completions.create(model=endpoint.model, messages=messages, temperature=temperature,
+                                                  **({"max_tokens": max_tokens} if max_tokens else {}))
+    return Completion(_content(response, shown(endpoint.base_url)), _usage(response))
+
+
+@contextmanager
+def _asking(endpoint: Endpoint):
+    """A client of ``endpoint`` for one request, every failure of the request turned into a
+    ChatCompletionError."""
+    where, timeout_s, model = shown(endpoint.base_url), endpoint.timeout_s, endpoint.model
     try:
         # Closed after the answer: its connections are not kept between runs minutes apart.
-        with openai.OpenAI(base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0) as client:
-            response = client.chat.completions.create(
-                model=model, messages=messages, temperature=0,
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": schema_name, "schema": schema, "strict": strict}})
+        with openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none", timeout=timeout_s,
+                           max_retries=0) as client:
+            yield client
     except openai.APITimeoutError:
         raise ChatCompletionError(f"The language model endpoint {where} did not answer within {timeout_s:g} s.",
                                   retryable=True) from None
@@ -74,10 +144,15 @@ def complete_json(*, base_url: str, api_key: str | None, model: str, timeout_s: 
     except (openai.APIError, ValueError):  # a body that is not a chat completion (nor JSON) at all
         raise ChatCompletionError(f"The language model endpoint {where} answered something that is not a "
                                   "chat completion.", retryable=True) from None
-    return _json_object(response, where)
 
 
-def _json_object(response, where: str) -> dict:
+def _usage(response) -> Usage:
+    usage = getattr(response, "usage", None)
+    counts = [getattr(usage, name, 0) for name in ("prompt_tokens", "completion_tokens")]
+    return Usage(*(count if isinstance(count, int) and count >= 0 else 0 for count in counts))
+
+
+def _content(response, where: str) -> str:
     choices = getattr(response, "choices", None) or []
     message = choices[0].message if choices else None
     content = getattr(message, "content", None)
@@ -86,6 +161,10 @@ def _json_object(response, where: str) -> dict:
         reason = f" (it refused: {refusal[:200]})" if isinstance(refusal, str) and refusal else ""
         raise ChatCompletionError(f"The language model endpoint {where} answered no content{reason}.",
                                   retryable=True)
+    return content
+
+
+def _json_object(content: str, where: str) -> dict:
     try:
         value = json.loads(content)
     except ValueError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from models.kernel.chat_completions import ChatCompletionError, complete_json
+from models.kernel.chat_completions import ChatCompletionError, Endpoint, complete_json
 
 EXCERPT_CHARS = 1500  # of a call's summary and of its transcript, each
 DESCRIPTION_CHARS = 2000
@@ -48,13 +48,6 @@ INSTRUCTIONS = (
     "to put there (for a prompt, the complete new prompt text, not a fragment). Each change must keep "
     "the configuration valid for the same schema, address at least one feedback (list their ids in "
     "`feedbackIds`), and be independent of the others. Prefer few precise changes. Answer only JSON.")
-
-
-class Endpoint(NamedTuple):
-    base_url: str
-    api_key: str | None
-    model: str
-    timeout_s: float
 
 
 class FeedbackItem(NamedTuple):

@@ -197,6 +197,8 @@ def _persona_referenced(platform, actor) -> dict:
 
 PREPARED_FIELDS["createReview"] = _review_fields
 PREPARED_FIELDS["addFeedbackReference"] = _persona_referenced
+# A suite is assigned to an agent of the workspace (the example's id is no workspace's).
+PREPARED_FIELDS["assignUnitTestSuite"] = lambda platform, actor: {"entityId": factories.agent(actor)}
 PREPARED_OVERRIDES.update(raiseReviewFeedback=_done_review, addFeedbackReference=_feedback,
                           deleteFeedbackReference=_feedback_reference)
 

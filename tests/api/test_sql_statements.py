@@ -366,6 +366,28 @@ def test_reviews_and_feedback_references_cost_the_same_whatever_their_size(platf
 
 
 @pytest.mark.parametrize("rows", [1, 30])
+def test_unit_test_lists_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    agent_id = factories.agent(owner)
+    workflow_id = factories.workflow(owner, [agent_id])
+    suite_id = None
+    for i in range(rows):
+        suite_id = factories.suite(owner, f"suite {i}")
+        factories.assertion(owner, suite_id)
+        factories.assertion(owner, suite_id, "judge", rubric="Polite.")
+        factories.assignment(owner, suite_id, "agent", agent_id)
+        factories.assignment(owner, suite_id, "workflow", workflow_id)
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The page with its total and each suite's count of assertions, searched and filtered or not;
+    # the page's assignments with their agents' and workflows' names.
+    for path in (f"/unit-tests/suites?{ws}", f"/unit-tests/suites?{ws}&q=SUITE&entityType=agent&entityId={agent_id}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 2, path
+    # A suite's assertions, and its assignments with their names: each page with its total in one statement.
+    for path in (f"/unit-tests/suites/{suite_id}/assertions?{ws}", f"/unit-tests/suites/{suite_id}/assignments?{ws}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+
+
+@pytest.mark.parametrize("rows", [1, 30])
 def test_a_page_of_personas_costs_the_same_whatever_its_size_and_search(platform, statements, rows):
     owner = platform.workspace()
     for i in range(rows):

@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 from api.contract import operations
-from tests.support.servers import ROOT
+from tests.support.chat_completions_server import ChatCompletionsServer
+from tests.support.conversations import Sides
+from tests.support.servers import ROOT, start_server, stop_server
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 MIN_WALKS, WALKS_PER_LINK = 20, 3
@@ -88,8 +90,29 @@ def schemathesis(live_server, env, work: Path, name: str, phases: str, *filters:
     return summary, output
 
 
+def generic_answer(body: dict):
+    """What the local endpoint answers each side of a conversation: the agent a sentence, a
+    simulated caller a turn that hangs up, a judge a pass, structured data nothing."""
+    side = Sides.side_of(body)
+    return {"agent": "Hello, how can I help?", "caller": {"message": "That is all, thanks.", "endCall": True},
+            "judge": {"passed": True, "reason": "Fine."}, "extract": {}}[side]
+
+
+@pytest.fixture
+def conversing_server(tmp_path):
+    """The live server (rate limits off, on SQLite) with a local chat-completions endpoint, so that
+    simulations hold their conversations and chat sessions get replies."""
+    with ChatCompletionsServer() as llm:
+        llm.respond(generic_answer)
+        server = start_server(tmp_path, RATE_LIMITS_ENABLED="false", LLM_BASE_URL=llm.base_url,
+                              LLM_API_KEY="sk-schemathesis", SIMULATION_WORKERS="1")
+        yield server
+        stop_server(server)
+
+
 @pytest.mark.slow  # fuzzes the whole contract for minutes; the authorization matrix and the audit test cover every operation by default
-def test_schemathesis_finds_no_failures(live_server, tmp_path):
+def test_schemathesis_finds_no_failures(conversing_server, tmp_path):
+    live_server = conversing_server
     owner = live_server.admin("bootstrap", "--workspace", "w", "--email", "a@example.com")
     caller = prepare_caller(live_server, owner)
     env = {**os.environ, "TEST_API_TOKEN": owner["token"], "TEST_WORKSPACE_ID": owner["workspaceId"],
@@ -151,8 +174,8 @@ def prepare_caller(live_server, owner) -> dict:
     """An agent (created with version 1 published) answering an inbound and outbound number of the
     workspace: what a campaign calls with and from, and what resolving that number's route finds;
     a call of that agent, recorded from its report, which reviews review; open feedback on the
-    agent, which an optimization run starts from; and a persona, which feedback references name.
-    So schemathesis.toml can pin their ids and those requests succeed."""
+    agent, which an optimization run starts from; and a persona, which simulations call with and
+    feedback references name. So schemathesis.toml can pin their ids and those requests succeed."""
     import httpx
     with httpx.Client(base_url=live_server.url + "/api/v2", headers={"Authorization": f"Bearer {owner['token']}"},
                       params={"workspaceId": owner["workspaceId"]}, timeout=30) as client:
@@ -173,7 +196,7 @@ def prepare_caller(live_server, owner) -> dict:
             "endedAt": (started + timedelta(minutes=1)).isoformat(),
             "status": "completed", "summary": "The caller booked a table.", "transcript": "AI: Hello."})
         assert report.status_code == 200, report.text
-        persona = client.post("/personas", json={"name": "Prepared caller", "goal": "Book a table for two."})
+        persona = client.post("/personas", json={"name": "Prepared caller", "goal": "Book a table"})
         assert persona.status_code == 200, persona.text
     open_feedback(live_server, owner, agent_id, call_id)
     return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id,

@@ -12,7 +12,7 @@ from stt.audio import SAMPLE_RATE
 from stt.engine import Segment, Transcript, Word
 from stt.scoring import wer
 from stt.streaming import StreamingTranscriber, cut_repetition
-from tests.support.speech import FIXTURES, JFK, words
+from tests.support.speech import FIXTURES, JFK, fresh_transcriber, words
 
 SR = SAMPLE_RATE
 
@@ -397,11 +397,7 @@ def test_a_pause_shorter_than_the_settling_passes_leaves_the_last_words_partial(
 
 @pytest.fixture
 def transcriber(converted_model):
-    """A freshly loaded engine for each test. whisper.cpp's output for a pass depends on the window
-    size (audio_ctx) of the calls made before it on the same context, so an engine shared between
-    tests would make each test's result depend on the tests that ran before it."""
-    from stt.engine import Transcriber
-    return Transcriber(converted_model, n_threads=2)
+    return fresh_transcriber(converted_model)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,13 @@ Authorization header) so that a test can check what was asked.
         llm.fail(401)                            # the one after, a 401
         settings = {"llm_base_url": llm.base_url, "llm_api_key": "sk-test"}
 
-Answers are used in order; once the script runs out, the last one is repeated.
+Answers are used in order; once the script runs out, the last one is repeated. Where requests come
+from several workers at once (a simulation's agent and caller sides, judges), a script in order
+cannot say which request gets which answer: ``respond(fn)`` answers each request with
+``fn(body)`` instead (content, or an int for an HTTP error status).
+
+Each answer's usage counts words: the prompt's (every message's content) and the content's, so
+that a test can add them up.
 """
 from __future__ import annotations
 
@@ -21,8 +27,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class ChatCompletionsServer:
     def __init__(self) -> None:
         self.requests: list[dict] = []
+        self.errors: list[Exception] = []
         self._script: list[tuple] = []
         self._last: tuple = ("status", 500, {"error": {"message": "nothing scripted"}})
+        self._responder = None
         self._lock = threading.Lock()
         server = self
 
@@ -45,12 +53,23 @@ class ChatCompletionsServer:
                     self._send(404, {"error": {"message": "not found"}})
                     return
                 kind = step[0]
+                if kind == "respond":
+                    try:
+                        answer = step[1](body or {})
+                    except Exception as exc:  # a test's responder that breaks: an error the test sees
+                        answer = 500
+                        server.errors.append(exc)
+                    if isinstance(answer, int):
+                        step = ("status", answer, {"error": {"message": "scripted failure", "type": "test"}})
+                    else:
+                        step = ("content", answer if isinstance(answer, str) else json.dumps(answer))
+                    kind = step[0]
                 if kind == "delay":
                     time.sleep(step[1])
                     step = step[2]
                     kind = step[0]
                 if kind == "content":
-                    self._send(200, _completion(step[1], (body or {}).get("model", "test-model")))
+                    self._send(200, _completion(step[1], body or {}))
                 elif kind == "status":
                     self._send(step[1], step[2])
                 elif kind == "raw":
@@ -77,6 +96,8 @@ class ChatCompletionsServer:
     def _next(self, request: dict) -> tuple:
         with self._lock:
             self.requests.append(request)
+            if self._responder is not None:
+                return ("respond", self._responder)
             if self._script:
                 self._last = self._script.pop(0)
             return self._last
@@ -88,6 +109,12 @@ class ChatCompletionsServer:
         text = content if isinstance(content, str) else json.dumps(content)
         with self._lock:
             self._script.append(("content", text))
+
+    def respond(self, fn) -> None:
+        """Every request from now on answered by ``fn(body)``: content (a dict or list is sent as
+        its JSON text, a str as it is) or an int, an HTTP error status."""
+        with self._lock:
+            self._responder = fn
 
     def fail(self, status: int, message: str = "scripted failure") -> None:
         with self._lock:
@@ -120,8 +147,16 @@ class ChatCompletionsServer:
         self._http.server_close()
 
 
-def _completion(content: str, model: str) -> dict:
-    return {"id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
+def words(text) -> int:
+    return len(text.split()) if isinstance(text, str) else 0
+
+
+def _completion(content: str, body: dict) -> dict:
+    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    prompt = sum(words(m.get("content")) for m in messages if isinstance(m, dict))
+    completion = words(content)
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "test-model"),
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": content, "refusal": None}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}

@@ -7,7 +7,7 @@ import numpy as np
 from stt.scoring import wer, words
 from tests.support.servers import ROOT
 
-__all__ = ["FIXTURES", "JFK", "MAX_WER", "jfk_at", "pcm16", "wer", "words"]
+__all__ = ["FIXTURES", "JFK", "MAX_WER", "fresh_transcriber", "jfk_at", "pcm16", "wer", "words"]
 
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -28,3 +28,12 @@ def jfk_at(rate: int) -> bytes:
     from stt.audio import decode
     samples = decode(FIXTURES / "jfk.wav")
     return pcm16(samples if rate == 16000 else soxr.resample(samples, 16000, rate))
+
+
+def fresh_transcriber(model_path, *, n_threads: int = 2):
+    """A freshly loaded engine on ``model_path`` (the ``converted_model`` fixture), for one test.
+    whisper.cpp's output for a pass depends on the window size (audio_ctx) of the calls made before
+    it on the same context, so an engine shared between tests would make each test's result depend
+    on the tests that ran before it."""
+    from stt.engine import Transcriber
+    return Transcriber(model_path, n_threads=n_threads)

@@ -1,6 +1,7 @@
 """Test data, made straight through the domain (no HTTP), one module per domain. Each factory runs in
 a session of its own on whatever database the models are bound to; a test reads them as
 ``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
+from tests.support.factories.assertions import assertion, assignment, suite
 from tests.support.factories.calls import call, insight, report
 from tests.support.factories.campaigns import (
     campaign,
@@ -23,5 +24,6 @@ __all__ = ["Actor", "agent", "api_key", "assignee", "call", "campaign", "campaig
            "contact_rows", "done_review", "expire_tokens", "feedback", "feedback_reference", "generate", "insight",
            "member", "numbers", "optimization_run", "phone_alias", "phone_number", "principal", "proposal", "report",
            "review", "run_solutions", "save_versions", "schedule", "set_contact_state", "set_run", "suppressed",
-           "webhook_subscription", "workflow", "workspace",
-           "persona"]
+           "webhook_subscription", "workflow", "workspace"]
+__all__ += ["assertion", "assignment", "suite"]
+__all__ += ["persona"]

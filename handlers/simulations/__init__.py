@@ -1,0 +1,1 @@
+"""Handlers of simulations, their iterations and suite runs."""
