@@ -7,8 +7,7 @@ from handlers.wire import deleted, iso
 from models.feedback import references
 from models.feedback.references import ReferenceRecord
 
-# The API path of each kind of referenced resource (a persona's and a simulation's as their groups
-# will have them).
+# The API path of each kind of referenced resource (a simulation's as its group will have it).
 _PATHS = {"call": "/call/{id}", "solution": "/solutions/{id}", "review": "/reviews/{id}",
           "persona": "/personas/{id}", "simulation": "/simulations/{id}"}
 

@@ -187,10 +187,16 @@ def _feedback(platform, actor) -> dict:
 def _feedback_reference(platform, actor) -> dict:
     feedback_id = factories.feedback(actor, call_id=factories.call(actor))
     return {"feedbackId": feedback_id, "referenceId": factories.feedback_reference(
-        actor, feedback_id, "persona", "8a9b0c1d-2e3f-4a4b-9c5d-6e7f8a9b0c1d")}
+        actor, feedback_id, "persona", factories.persona(actor))}
+
+
+def _persona_referenced(platform, actor) -> dict:
+    """The example references a persona: one of the workspace's."""
+    return {"entityId": factories.persona(actor)}
 
 
 PREPARED_FIELDS["createReview"] = _review_fields
+PREPARED_FIELDS["addFeedbackReference"] = _persona_referenced
 # A suite is assigned to an agent of the workspace (the example's id is no workspace's).
 PREPARED_FIELDS["assignUnitTestSuite"] = lambda platform, actor: {"entityId": factories.agent(actor)}
 PREPARED_OVERRIDES.update(raiseReviewFeedback=_done_review, addFeedbackReference=_feedback,

@@ -37,6 +37,8 @@ ID_KINDS = {
     "runId": "run", "solutionId": "solution", "feedbackIds": "feedback",
     # Feedback references and reviews.
     "referenceId": "reference", "reviewId": "review", "targetId": "call",
+    # Personas.
+    "personaId": "persona",
 }
 # Feedback: the feedback, its comments, and a member it is assigned to (a filter).
 ID_KINDS.update({"feedbackId": "feedback", "commentId": "comment", "assigneeId": "user"})
@@ -152,8 +154,11 @@ class World:
         raised = self.post(f"/reviews/{review}/feedback", {"title": f"{marker} feedback"})["feedback"]["id"]
         self.ids["review"] = review
         self.ids.setdefault("feedback", raised)
-        self.ids["reference"] = factories.feedback_reference(owner, self.ids["feedback"], "persona", review,
-                                                             label=f"{marker} persona")
+        # A persona, which a reference by hand names.
+        self.ids["persona"] = factories.persona(owner, f"{marker} persona", goal=f"The {marker} goal.",
+                                                facts={"secret": f"{marker} fact"})
+        self.ids["reference"] = factories.feedback_reference(owner, self.ids["feedback"], "persona",
+                                                             self.ids["persona"], label=f"{marker} reference")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \
@@ -244,9 +249,12 @@ def test_a_foreign_id_in_any_body_or_query_brings_nothing_of_its_workspace(platf
     before = _stable(_read_everything(a))
     problems = []
     for op, where, path, schema in FIELDS:
-        kind = ID_KINDS[path[-1]]
-        foreign = a.ids["call" if kind == "any" else kind]
         url, query, body = example_request(op, b.owner.workspace_id, largest_body=True, overrides=_overrides(op, b))
+        kind = ID_KINDS[path[-1]]
+        # An entityId beside an entityType names that kind (a feedback's reference to a persona).
+        if path[-1] == "entityId" and isinstance(body, dict) and body.get("entityType") in a.ids:
+            kind = body["entityType"]
+        foreign = a.ids["call" if kind == "any" else kind]
         if isinstance(body, dict) and "workspaceId" in body:
             body = {**body, "workspaceId": b.owner.workspace_id}
         if where == "query":

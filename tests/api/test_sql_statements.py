@@ -351,7 +351,8 @@ def test_reviews_and_feedback_references_cost_the_same_whatever_their_size(platf
             platform.client.post(f"/api/v2/reviews/{review_id}/assignees", params={"workspaceId": owner.workspace_id},
                                  headers=owner.headers, json={"userId": member.user_id})
         factories.feedback_reference(owner, feedback_id, "review", review_id)
-        factories.feedback_reference(owner, feedback_id, "persona", review_id, relation="reproduces")
+        factories.feedback_reference(owner, feedback_id, "persona", factories.persona(owner),
+                                     relation="reproduces")
     factories.feedback_reference(owner, feedback_id, "version", version_id, relation="fixed_by")
     ws = f"workspaceId={owner.workspace_id}&limit=50"
     # The page with its total in one statement, whichever filters are set; the page's assignees.
@@ -359,7 +360,7 @@ def test_reviews_and_feedback_references_cost_the_same_whatever_their_size(platf
                  f"&assigneeId={members[0].user_id}&since=2020-01-01T00:00:00Z&until=2100-01-01T00:00:00Z&sortOrder=asc"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 2, path
     # The feedback's existence, then its references with what names each (versions, calls,
-    # solutions and reviews joined).
+    # solutions, reviews and personas joined).
     references = f"/api/v2/feedbacks/{feedback_id}/references?workspaceId={owner.workspace_id}"
     assert len(count(platform, statements, references, owner)) == admission() + 2
 
@@ -383,4 +384,15 @@ def test_unit_test_lists_cost_the_same_whatever_their_size(platform, statements,
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 2, path
     # A suite's assertions, and its assignments with their names: each page with its total in one statement.
     for path in (f"/unit-tests/suites/{suite_id}/assertions?{ws}", f"/unit-tests/suites/{suite_id}/assignments?{ws}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_a_page_of_personas_costs_the_same_whatever_its_size_and_search(platform, statements, rows):
+    owner = platform.workspace()
+    for i in range(rows):
+        factories.persona(owner, f"Caller {i}", goal=f"Book table {i}.", traits=["impatient"], facts={"n": str(i)})
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The page with its total in one statement, searched or not.
+    for path in (f"/personas?{ws}", f"/personas?{ws}&q=TABLE"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path

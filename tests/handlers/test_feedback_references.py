@@ -1,8 +1,8 @@
 """A feedback's references over HTTP: the list exactly as the spec shapes it (url and label of each
 kind), what the actions add (feedback on a call, feedback raised from a review), adding by hand
-(existence checked for the kinds this service keeps, a persona or a simulation kept as given),
-the same entity and relation twice, the bound of 200, removal, another workspace's ids, and twenty
-adds of one reference at once."""
+(existence checked for the kinds this service keeps, personas among them; a simulation kept as
+given), a persona's name as its label, the same entity and relation twice, the bound of 200,
+removal, another workspace's ids, and twenty adds of one reference at once."""
 from __future__ import annotations
 
 import uuid
@@ -54,11 +54,11 @@ def test_the_list_is_the_specs_shape_with_the_url_and_label_of_each_kind(platfor
     feedback_id = factories.feedback(api.actor, call_id=call_id)
     solution_id = _solution(api.actor, agent_id, "Confirm the booking aloud")
     review_id = factories.review(api.actor, call_id=call_id, title="Booking call")
-    persona_id, simulation_id = str(uuid.uuid4()), str(uuid.uuid4())
+    persona_id, simulation_id = factories.persona(api.actor, "Impatient caller"), str(uuid.uuid4())
     add(api, feedback_id, entityType="version", entityId=version["id"], relation="fixed_by")
     add(api, feedback_id, entityType="solution", entityId=solution_id, relation="proposed_fix")
     add(api, feedback_id, entityType="review", entityId=review_id, relation="related")
-    add(api, feedback_id, entityType="persona", entityId=persona_id, relation="reproduces", label="Impatient caller")
+    add(api, feedback_id, entityType="persona", entityId=persona_id, relation="reproduces")
     add(api, feedback_id, entityType="simulation", entityId=simulation_id, relation="reproduces")
     listed = refs(api, feedback_id)
     assert all(set(r) == SPEC_FIELDS for r in listed)
@@ -101,7 +101,7 @@ def test_a_label_given_wins_over_the_derived_one_and_is_1_to_200_characters(plat
     assert add(api, feedback_id, entityType="call", entityId=other, relation="related", label="L")["label"] == "L"
 
 
-@pytest.mark.parametrize("kind", ["call", "version", "solution", "review"])
+@pytest.mark.parametrize("kind", ["call", "version", "solution", "review", "persona"])
 def test_an_entity_the_workspace_lacks_is_404_naming_it(platform, kind):
     api = owner(platform)
     feedback_id = factories.feedback(api.actor, call_id=factories.call(api.actor))
@@ -113,18 +113,33 @@ def test_an_entity_the_workspace_lacks_is_404_naming_it(platform, kind):
     agent_id = factories.agent(other)
     foreign = {"call": lambda: factories.call(other), "review": lambda: factories.review(other),
                "solution": lambda: _solution(other, agent_id, "theirs"),
-               "version": lambda: _version(Api(platform, other), agent_id)["id"]}[kind]()
+               "version": lambda: _version(Api(platform, other), agent_id)["id"],
+               "persona": lambda: factories.persona(other, "Theirs")}[kind]()
     assert add(api, feedback_id, 404, entityType=kind, entityId=foreign, relation="related")["message"] == \
         f"No {kind} {foreign} in this workspace."
     assert len(refs(api, feedback_id)) == 1
 
 
-def test_a_persona_or_a_simulation_is_kept_as_given(platform):
+def test_a_simulation_is_kept_as_given(platform):
     api = owner(platform)
     feedback_id = factories.feedback(api.actor, agent_id=factories.agent(api.actor))
-    for kind in ("persona", "simulation"):
-        made = add(api, feedback_id, entityType=kind, entityId=str(uuid.uuid4()), relation="related")
-        assert made["entityType"] == kind and made["label"] == f"{kind.capitalize()} {made['entityId']}"
+    made = add(api, feedback_id, entityType="simulation", entityId=str(uuid.uuid4()), relation="related")
+    assert made["entityType"] == "simulation" and made["label"] == f"Simulation {made['entityId']}"
+
+
+def test_a_personas_reference_is_labelled_with_its_name_as_it_is_now(platform):
+    api = owner(platform)
+    feedback_id = factories.feedback(api.actor, agent_id=factories.agent(api.actor))
+    persona_id = factories.persona(api.actor, "Impatient caller")
+    made = add(api, feedback_id, entityType="persona", entityId=persona_id, relation="reproduces")
+    assert (made["label"], made["url"]) == ("Impatient caller", f"/api/v2/personas/{persona_id}")
+    assert add(api, feedback_id, entityType="persona", entityId=persona_id, relation="related",
+               label="Given")["label"] == "Given"
+    api("PATCH", f"/personas/{persona_id}", json={"name": "Very impatient caller"})
+    assert [r["label"] for r in refs(api, feedback_id)] == ["Very impatient caller", "Given"]
+    # Once the persona is gone, its references stay, with a label of their own.
+    api("DELETE", f"/personas/{persona_id}")
+    assert [r["label"] for r in refs(api, feedback_id)] == [f"Persona {persona_id}", "Given"]
 
 
 def test_the_same_entity_and_relation_twice_is_409_naming_the_reference(platform):
@@ -152,17 +167,21 @@ def test_an_unknown_kind_or_relation_is_400_naming_it(platform, body, field):
 
 
 def test_a_feedback_holds_at_most_200_references(platform):
+    from models.feedback import references
     api = owner(platform)
     feedback_id = factories.feedback(api.actor, call_id=factories.call(api.actor))  # its source is the first
-    for _ in range(198):
-        factories.feedback_reference(api.actor, feedback_id, "persona", str(uuid.uuid4()))
-    add(api, feedback_id, entityType="persona", entityId=str(uuid.uuid4()), relation="related")  # the 200th
-    message = add(api, feedback_id, 409, entityType="persona", entityId=str(uuid.uuid4()), relation="related")["message"]
+    with session():  # as the actions add them, whatever the count: simulations that reproduce it
+        for _ in range(198):
+            references.add(workspace_id=api.actor.workspace_id, feedback_id=feedback_id, entity_type="simulation",
+                           entity_id=str(uuid.uuid4()), relation="reproduces", created_by=api.actor.user_id)
+    persona_id = factories.persona(api.actor)
+    add(api, feedback_id, entityType="persona", entityId=persona_id, relation="related")  # the 200th
+    message = add(api, feedback_id, 409, entityType="persona", entityId=persona_id, relation="reproduces")["message"]
     assert message == "A feedback holds at most 200 references; this one has 200: delete one first."
     listed = refs(api, feedback_id)
     assert len(listed) == 200
     api("DELETE", f"/feedbacks/{feedback_id}/references/{listed[-1]['id']}")
-    add(api, feedback_id, entityType="persona", entityId=str(uuid.uuid4()), relation="related")
+    add(api, feedback_id, entityType="persona", entityId=persona_id, relation="reproduces")
 
 
 def test_a_reference_is_removed_once(platform):

@@ -150,7 +150,7 @@ def test_schemathesis_finds_no_failures(conversing_server, tmp_path):
         filters = [arg for op_id in family for arg in ("--include-operation-id", op_id)]
         # Walks in proportion to the links to follow: a few per link reach each one.
         walks = max(MIN_WALKS, walks_per_link(family) * len(family_links(family)))
-        clear_capped_resources(live_server, owner, keep=caller["id"])
+        clear_capped_resources(live_server, owner, keep=(caller["id"], caller["personaId"]))
         # Runs are made from it and solutions address it (schemathesis_hooks.py).
         family_env = {**env, "TEST_FEEDBACK_ID": open_feedback(live_server, owner, caller["agentId"])}
         if ON_A_SPARE_WORKSPACE & set(family):
@@ -174,8 +174,8 @@ def prepare_caller(live_server, owner) -> dict:
     """An agent (created with version 1 published) answering an inbound and outbound number of the
     workspace: what a campaign calls with and from, and what resolving that number's route finds;
     a call of that agent, recorded from its report, which reviews review; open feedback on the
-    agent, which an optimization run starts from; and a persona, which simulations call with. So schemathesis.toml can pin their ids and those
-    requests succeed."""
+    agent, which an optimization run starts from; and a persona, which simulations call with and
+    feedback references name. So schemathesis.toml can pin their ids and those requests succeed."""
     import httpx
     with httpx.Client(base_url=live_server.url + "/api/v2", headers={"Authorization": f"Bearer {owner['token']}"},
                       params={"workspaceId": owner["workspaceId"]}, timeout=30) as client:
@@ -228,11 +228,12 @@ def spare_workspace(live_server, owner) -> str:
     return response.json()["data"]["result"]["workspace"]["id"]
 
 
-def clear_capped_resources(live_server, owner, keep: str) -> None:
+def clear_capped_resources(live_server, owner, keep: tuple[str, ...]) -> None:
     """A workspace holds at most 100 subscriptions and 50 custom roles, a user owns at most 100
     workspaces and holds 100 unexpired tokens, an email has one pending invitation, and the earlier
     phases may have made them: a walk must be able to create one, to follow the links from it.
-    ``keep``: the prepared caller number, which the pinned campaigns call from."""
+    ``keep``: the prepared caller number, which the pinned campaigns call from, and the prepared
+    persona, which the pinned feedback references name."""
     import httpx
     with httpx.Client(base_url=live_server.url + "/api/v2", headers={"Authorization": f"Bearer {owner['token']}"},
                       params={"workspaceId": owner["workspaceId"]}, timeout=30) as client:
@@ -247,9 +248,11 @@ def clear_capped_resources(live_server, owner, keep: str) -> None:
                 assert client.delete(f"/invitations/{invitation_id}").status_code == 200
         # A phone number is unique across the service and a phone book number per workspace: the walks
         # create the one number the configuration gives (schemathesis.toml), made by an earlier phase.
-        for collection, key in (("/phone-numbers", "phoneNumbers"), ("/phone-aliases", "aliases")):
+        # Personas: names unique per workspace, which the walks generate again.
+        for collection, key in (("/phone-numbers", "phoneNumbers"), ("/phone-aliases", "aliases"),
+                                ("/personas", "personas")):
             while ids := [r["id"] for r in client.get(collection, params={"limit": 100}).json()
-                          ["data"]["result"][key] if r["id"] != keep]:
+                          ["data"]["result"][key] if r["id"] not in keep]:
                 for resource_id in ids:
                     assert client.delete(f"{collection}/{resource_id}").status_code == 200
         for role in client.get("/roles", params={"limit": 100}).json()["data"]["result"]["roles"]:
