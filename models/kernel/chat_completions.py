@@ -17,6 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
+from models.kernel.errors import Unavailable
+
 
 class Endpoint(NamedTuple):
     """Where to ask: the settings' LLM_BASE_URL, LLM_API_KEY, LLM_MODEL and LLM_TIMEOUT_S."""
@@ -40,6 +42,14 @@ def configure(endpoint: Endpoint | None) -> None:
 
 def configured() -> Endpoint | None:
     """The settings' endpoint, or None when LLM_BASE_URL is not set (see NOT_CONFIGURED)."""
+    return _configured
+
+
+def required() -> Endpoint:
+    """The settings' endpoint; Unavailable (503) saying which setting to set when there is none.
+    Retry-After is a minute: setting it means a restart, which is about that long."""
+    if _configured is None:
+        raise Unavailable(NOT_CONFIGURED, retry_after_s=60)
     return _configured
 
 

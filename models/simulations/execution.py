@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from peewee import Case
+from peewee import Case, fn
 
 from models.assertions import evaluation
 from models.assertions.assertions import AssertionRecord
@@ -62,7 +62,7 @@ def claim(lease_s: float, now: datetime | None = None) -> Claimed | None:
         if job.attempt == 1:  # from queued: one more running
             S = Simulation
             S.update(running_count=S.running_count + 1, status="running", updated_at=now,
-                     started_at=S.started_at.coalesce(now)).where(S.id == job.simulation_id).execute()
+                     started_at=fn.COALESCE(S.started_at, now)).where(S.id == job.simulation_id).execute()
     return job
 
 

@@ -27,7 +27,7 @@ from models.conversations import targets
 from models.identity.principal import Principal
 from models.kernel import chat_completions
 from models.kernel.db import database, is_postgres, utcnow
-from models.kernel.errors import Conflict, InvalidInput, NotFound, Unavailable
+from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, workspace_list
 from models.kernel.sql import Prepared
 from models.personas.personas import personas_by_id
@@ -183,8 +183,7 @@ def create(principal: Principal, *, workspace_id: str, name: str, entity_type: s
            baseline_id: str | None = None) -> SimulationRecord:
     """A simulation, queued with its iterations. Unavailable without a chat-completions endpoint
     (both sides speak through it); NotFound for a version, persona or suite not of the workspace."""
-    if chat_completions.configured() is None:
-        raise Unavailable(chat_completions.NOT_CONFIGURED)
+    chat_completions.required()
     count = _check_callers(callers, conversations)
     target = targets.resolve(workspace_id=workspace_id, entity_type=entity_type, entity_id=entity_id,
                              version_id=version_id)
@@ -229,8 +228,7 @@ def rerun(principal: Principal, *, workspace_id: str, simulation_id: str, versio
     """The simulation's callers and assertions again, on ``version_id`` (the entity's live version,
     else its latest, when None), compared with it by ``regressions``."""
     base = get(workspace_id=workspace_id, simulation_id=simulation_id)
-    if chat_completions.configured() is None:
-        raise Unavailable(chat_completions.NOT_CONFIGURED)
+    chat_completions.required()
     target = targets.resolve(workspace_id=workspace_id, entity_type=base.entity_type, entity_id=base.entity_id,
                              version_id=version_id)
     now = utcnow()
