@@ -12,7 +12,7 @@ from models.kernel.db import BaseModel
 
 MODELS_DIR = Path(models.__file__).parent
 DOMAINS = ("kernel", "identity", "configs", "calls", "webhooks", "billing", "audit", "telephony", "campaigns",
-           "feedback", "reviews", "optimization", "conversations")
+           "feedback", "reviews", "optimization", "conversations", "chat")
 
 
 def _modules() -> dict[str, Path]:
