@@ -69,6 +69,14 @@ class Unavailable(DomainError):
         self.retry_after_s = retry_after_s
 
 
+class UpstreamFailed(DomainError):
+    """A service the request depends on (the language model endpoint) gave no usable answer; the
+    message says which and why. Nothing was changed, so the request may simply be sent again."""
+
+    status = 502
+    code = "upstream_failed"
+
+
 class UnsupportedMediaType(DomainError):
     status = 415
     code = "unsupported_media_type"

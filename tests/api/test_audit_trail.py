@@ -314,3 +314,13 @@ def _feedback_subject(platform, actor) -> dict:
 
 
 PREPARED_FIELDS["createFeedback"] = _feedback_subject
+
+
+# --- Chat ----------------------------------------------------------------------------------------
+# Sending a chat message asks the chat-completions endpoint (and writes its entry after its own
+# transaction, x-audit-transaction: own): a local one answers every request of this file.
+
+@pytest.fixture
+def settings_overrides(llm):
+    llm.respond(lambda body: "Chez Test, how can I help?")
+    return {"llm_base_url": llm.base_url}

@@ -42,6 +42,8 @@ ID_KINDS = {
 }
 # Feedback: the feedback, its comments, and a member it is assigned to (a filter).
 ID_KINDS.update({"feedbackId": "feedback", "commentId": "comment", "assigneeId": "user"})
+# Chat: a session with an agent.
+ID_KINDS.update({"sessionId": "chatSession"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -159,6 +161,9 @@ class World:
                                                 facts={"secret": f"{marker} fact"})
         self.ids["reference"] = factories.feedback_reference(owner, self.ids["feedback"], "persona",
                                                              self.ids["persona"], label=f"{marker} reference")
+        # A chat session with the agent, its messages carrying the marker.
+        self.ids["chatSession"] = factories.chat_session(owner, agent)
+        factories.chat_messages(owner, self.ids["chatSession"], 2, text=f"{marker} message")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

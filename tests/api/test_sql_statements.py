@@ -396,3 +396,19 @@ def test_a_page_of_personas_costs_the_same_whatever_its_size_and_search(platform
     # The page with its total in one statement, searched or not.
     for path in (f"/personas?{ws}", f"/personas?{ws}&q=TABLE"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+# --- chat sessions ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_pages_of_chat_sessions_and_messages_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    agent = factories.agent(owner)
+    session_id = None
+    for _ in range(rows):
+        session_id = factories.chat_session(owner, agent)
+        factories.chat_messages(owner, session_id, 2)
+    base = f"/api/v2/chat/agent/{agent}/sessions"
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total in one statement (messages joined with their session); one session.
+    for path in (f"{base}?{ws}", f"{base}/{session_id}/messages?{ws}",
+                 f"{base}/{session_id}?workspaceId={owner.workspace_id}"):
+        assert len(count(platform, statements, path, owner)) == admission() + 1, path

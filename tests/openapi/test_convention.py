@@ -21,10 +21,12 @@ ROOT = SPEC_DIR.parent
 OPERATIONS = operations()
 IDS = [o.operation_id for o in OPERATIONS]
 
-# Collections are plural (/agents/{agentId}), but for three first segments: /call/... and
+# Collections are plural (/agents/{agentId}), but for a few first segments: /call/... and
 # /campaign/..., the paths the documented API has always had (clients call them so), and
 # /workspace, the one workspace a request acts in (a singleton, not a collection).
-SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace"})
+# /chat/{entityType}/{entityId}/sessions: a feature, not a collection (what follows is the kind
+# of entity chatted with; its collection is sessions).
+SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat"})
 
 # A time range on a list, or on anything else, is since (inclusive) and until (exclusive).
 TIME_RANGE = ("since", "until")

@@ -11,6 +11,7 @@ from tests.support.factories.campaigns import (
     numbers,
     set_contact_state,
 )
+from tests.support.factories.chat import chat_messages, chat_session
 from tests.support.factories.configs import agent, save_versions, workflow
 from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
@@ -21,7 +22,8 @@ from tests.support.factories.reviews import done_review, feedback_reference, rev
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "api_key", "assignee", "call", "campaign", "campaign_row", "claimed_attempt", "comment",
+__all__ = ["Actor", "agent", "api_key", "assignee", "call", "campaign", "campaign_row", "chat_messages", "chat_session",
+           "claimed_attempt", "comment",
            "contact_rows", "done_review", "expire_tokens", "feedback", "feedback_reference", "generate", "insight",
            "member", "numbers", "optimization_run", "phone_alias", "phone_number", "principal", "proposal", "report",
            "review", "run_solutions", "save_versions", "schedule", "set_contact_state", "set_run", "simulate", "suppressed",
