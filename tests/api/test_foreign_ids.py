@@ -44,6 +44,10 @@ ID_KINDS = {
 ID_KINDS.update({"feedbackId": "feedback", "commentId": "comment", "assigneeId": "user"})
 # Chat: a session with an agent.
 ID_KINDS.update({"sessionId": "chatSession"})
+# Simulations: a simulation (the one a re-run compares with too), its iterations, the personas it calls with
+# and the suites that judge it.
+ID_KINDS.update({"simulationId": "simulation", "baselineId": "simulation", "iterationId": "iteration",
+                 "personaIds": "persona", "suiteIds": "suite"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -164,6 +168,10 @@ class World:
         # A chat session with the agent, its messages carrying the marker.
         self.ids["chatSession"] = factories.chat_session(owner, agent)
         factories.chat_messages(owner, self.ids["chatSession"], 2, text=f"{marker} message")
+        # A simulation of the agent with the persona, its first iteration.
+        self.ids["simulation"] = factories.simulation(owner, agent, name=f"{marker} simulation",
+                                                      persona_ids=[self.ids["persona"]])
+        self.ids["iteration"] = self.get(f"/simulations/{self.ids['simulation']}/iterations")["iterations"][0]["id"]
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \
