@@ -112,7 +112,7 @@ def test_a_match_lets_the_other_threads_run_meanwhile(monkeypatch):
     finally:
         stop.set()
         thread.join()
-    assert len(ticks) > 20  # the GIL was released while the pattern backtracked
+    assert len(ticks) > 10  # the GIL was released while the pattern backtracked (held, it would be 0 or 1)
 
 
 def test_patterns_refused_before_they_are_stored():

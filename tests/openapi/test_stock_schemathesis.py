@@ -95,6 +95,16 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES = {
     "POST /solutions/{solutionId}/accept": "note, when given, not of spaces only",
     "POST /solutions/{solutionId}/reject": "note, when given, not of spaces only",
 }
+REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
+    "POST /unit-tests/suites": "a name or description not of spaces only",
+    "PATCH /unit-tests/suites/{suiteId}": "a name or description not of spaces only",
+    "GET /unit-tests/suites": "entityType and entityId together (a rule between two parameters)",
+    "POST /unit-tests/suites/{suiteId}/assertions": "the kind's own parameters: exactly one of text and pattern, of "
+                                                    "equals and exists, none of another kind; a pattern that compiles "
+                                                    "within its bounds; a name, text or rubric not of spaces only",
+    "PATCH /unit-tests/suites/{suiteId}/assertions/{assertionId}": "the rules of a new assertion, for the "
+                                                                   "parameters merged or the new kind's",
+})
 # What a workspace's API key may not do, being no user's own credential: mint a user's access
 # tokens, create workspaces; and the permission this key was not given.
 REFUSED_TO_A_KEY = {"POST /access-tokens", "DELETE /access-tokens/{tokenId}", "POST /workspaces", "DELETE /workspace"}
