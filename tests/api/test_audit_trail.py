@@ -316,10 +316,47 @@ def _feedback_subject(platform, actor) -> dict:
 PREPARED_FIELDS["createFeedback"] = _feedback_subject
 
 
+# Simulations: of an agent of the workspace; deleting one needs it finished, an external verdict a
+# completed conversation, feedback a failed one (a scripted caller the module's endpoint answers, its
+# suite's assertion failing); a suite runs against an agent of the workspace.
+def _agent_field(platform, actor) -> dict:
+    return {"entityId": factories.agent(actor)}
+
+
+def _finished_simulation(platform, actor) -> dict:
+    from models.kernel.db import session
+    from models.simulations import simulations
+    simulation_id = factories.simulation(actor, factories.agent(actor))
+    with session():
+        simulations.cancel(workspace_id=actor.workspace_id, simulation_id=simulation_id)
+    return {"simulationId": simulation_id}
+
+
+def _conversation(platform, actor, *, failing: bool) -> dict:
+    from models.kernel.db import session
+    from models.simulations import iterations
+    agent = factories.agent(actor)
+    suite = factories.suite(actor)
+    factories.assertion(actor, suite, "contains", text="refund" if failing else "help")
+    simulation_id = factories.simulation(actor, agent, suite_ids=[suite])
+    factories.simulate()
+    with session():
+        page = iterations.list_iterations(workspace_id=actor.workspace_id, simulation_id=simulation_id, limit=1,
+                                          offset=0)
+    assert page.items[0].status == "completed", page.items[0]
+    return {"simulationId": simulation_id, "iterationId": page.items[0].id}
+
+
+PREPARED_FIELDS.update({"createSimulation": _agent_field, "runSuite": _agent_field})
+PREPARED_OVERRIDES.update({
+    "deleteSimulation": _finished_simulation,
+    "postSimulationVerdicts": lambda platform, actor: _conversation(platform, actor, failing=False),
+    "raiseSimulationFeedback": lambda platform, actor: _conversation(platform, actor, failing=True)})
+
+
 # --- Chat ----------------------------------------------------------------------------------------
 # Sending a chat message asks the chat-completions endpoint (and writes its entry after its own
 # transaction, x-audit-transaction: own): a local one answers every request of this file.
-
 @pytest.fixture
 def settings_overrides(llm):
     llm.respond(lambda body: "Chez Test, how can I help?")

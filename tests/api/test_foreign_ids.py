@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from api.contract import SPEC_DIR, Operation, operations
@@ -47,7 +48,7 @@ ID_KINDS.update({"sessionId": "chatSession"})
 # Simulations: a simulation (the one a re-run compares with too), its iterations, the personas it calls with
 # and the suites that judge it.
 ID_KINDS.update({"simulationId": "simulation", "baselineId": "simulation", "iterationId": "iteration",
-                 "personaIds": "persona", "suiteIds": "suite"})
+                 "personaIds": "persona", "suiteIds": "suite", "suiteId": "suite", "assertionId": "assertion"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -105,6 +106,14 @@ def test_every_id_the_contract_takes_is_of_a_known_kind():
     assert {"agentId", "callId", "baseVersionId", "against", "ids"} <= found, found
     unknown = sorted(found - set(ID_KINDS) - NOT_OURS)
     assert unknown == [], f"say in ID_KINDS which kind of resource these name: {unknown}"
+
+
+@pytest.fixture
+def settings_overrides(llm):
+    """A language model endpoint, so that a simulation or a chat message with a foreign id gets past
+    the check that one is configured, to the ids."""
+    llm.respond(lambda body: "Hello.")
+    return {"llm_base_url": llm.base_url}
 
 
 # --- two workspaces, one resource of each kind ---------------------------------------------------
@@ -168,7 +177,12 @@ class World:
         # A chat session with the agent, its messages carrying the marker.
         self.ids["chatSession"] = factories.chat_session(owner, agent)
         factories.chat_messages(owner, self.ids["chatSession"], 2, text=f"{marker} message")
-        # A simulation of the agent with the persona, its first iteration.
+        # A suite on the agent with one assertion; a simulation of the agent with the persona, which
+        # the suite judges, and its first iteration.
+        self.ids["suite"] = factories.suite(owner, f"{marker} suite", description=f"The {marker} suite.")
+        self.ids["assertion"] = factories.assertion(owner, self.ids["suite"], "contains", name=f"{marker} check",
+                                                    text=f"{marker} text")
+        factories.assignment(owner, self.ids["suite"], "agent", agent)
         self.ids["simulation"] = factories.simulation(owner, agent, name=f"{marker} simulation",
                                                       persona_ids=[self.ids["persona"]])
         self.ids["iteration"] = self.get(f"/simulations/{self.ids['simulation']}/iterations")["iterations"][0]["id"]
