@@ -60,14 +60,14 @@ class SimulationWorkers(ClaimingThreads):
         transcriber = self._transcriber()
 
         def transcribe(samples) -> str:
-            return transcriber.transcribe(samples).text
+            return transcriber.transcribe(samples, words=False).text
 
         channel = voice.VoiceChannel(transcribe, telephone=bool(options.get("telephone")),
                                      snr_db=options.get("snrDb"), language=language)
 
         def hear(text: str) -> Heard:
             heard = channel.hear(text)
-            return Heard(heard.heard, heard.wer, heard.audio_ms)
+            return Heard(heard.heard, heard.wer, round(heard.audio_ms))
 
         return hear
 

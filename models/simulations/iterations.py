@@ -158,7 +158,8 @@ def post_verdicts(*, workspace_id: str, simulation_id: str, iteration_id: str, e
                 _V.insert_many([{"id": _V.id.default(), "workspace": workspace_id, "iteration": iteration_id,
                                  "simulation_id": simulation_id, "assertion_id": v.assertion_id, "name": v.name,
                                  "kind": kinds.get(v.assertion_id, "external"), "evaluator": evaluator,
-                                 "passed": v.passed, "reason": v.reason, "created_at": now} for v in verdicts]).execute()
+                                 "passed": v.passed, "reason": v.reason, "created_at": now}
+                                for v in verdicts]).execute()
         except IntegrityError:  # the same names posted at once by a twin request, which won
             raise Conflict("Another post of the same verdicts was stored at the same time; post again.") from None
         failing = _V.in_workspace(workspace_id, _V.id).where((_V.iteration == iteration_id) & ~_V.passed).exists()

@@ -31,6 +31,7 @@ from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, workspace_list
 from models.kernel.sql import Prepared
 from models.personas.personas import personas_by_id
+from models.simulations import voice
 from models.simulations.tables import Iteration, Simulation, Verdict
 
 STATUSES = ("queued", "running", "completed", "failed", "cancelled")
@@ -177,6 +178,23 @@ def _assertions(workspace_id: str, entity_type: str, entity_id: str, suite_ids: 
                        for a in found]
 
 
+def _check_voices(personas: list[dict], agent_language: str) -> None:
+    """Voice mode speaks each caller's turns in its language (a script's in the agent's): one the
+    synthesiser has no voice for is refused now rather than failing every conversation."""
+    for index, persona in enumerate(personas):
+        try:
+            voice.voice_for(persona["language"])
+        except voice.VoiceError:
+            raise InvalidInput(f"personaIds[{index}]: voice mode has no voice for the language "
+                               f"{persona['language']!r} of the persona {persona['name']!r}.") from None
+    if not personas:
+        try:
+            voice.voice_for(agent_language)
+        except voice.VoiceError:
+            raise InvalidInput(f"voice: voice mode has no voice for the agent's language {agent_language!r}, "
+                               "in which a script is spoken.") from None
+
+
 def create(principal: Principal, *, workspace_id: str, name: str, entity_type: str, entity_id: str,
            version_id: str | None, callers: Callers, conversations: int = 1, max_turns: int = 20,
            suite_ids: list[str] | None = None, voice: dict | None = None, suite_id: str | None = None,
@@ -191,6 +209,8 @@ def create(principal: Principal, *, workspace_id: str, name: str, entity_type: s
     if callers.persona_ids is not None:
         found = personas_by_id(workspace_id=workspace_id, ids=callers.persona_ids)
         personas = [_persona_json(found[persona_id]) for persona_id in callers.persona_ids]
+    if voice is not None:
+        _check_voices(personas, target.agent.language)
     suite_ids, assertions = _assertions(workspace_id, entity_type, entity_id, suite_ids)
     now = utcnow()
     with database.atomic():

@@ -47,6 +47,11 @@ _RATE = 1
 _EE_OK = 0
 
 
+class VoiceError(ValueError):
+    """Voice mode cannot speak a turn: no voice for its language, or the synthesiser failed. The
+    sentence says which; a simulation's conversation fails with it (asking again would not help)."""
+
+
 class Audio(NamedTuple):
     samples: np.ndarray  # float32, mono, in [-1, 1]
     sample_rate: int
@@ -100,7 +105,7 @@ class _Espeak:
         rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, espeakng_loader.get_data_path().encode(),
                                      _INITIALIZE_DONT_EXIT)
         if rate <= 0:
-            raise RuntimeError(f"eSpeak NG did not start (error {rate}) with its data at "
+            raise VoiceError(f"eSpeak NG did not start (error {rate}) with its data at "
                                f"{espeakng_loader.get_data_path()}")
         self.lib, self.sample_rate = lib, rate
         self.chunks: list[np.ndarray] = []
@@ -137,12 +142,12 @@ class _Espeak:
     def synthesise(self, text: bytes, voice: str, words_per_minute: int) -> np.ndarray:
         self.chunks = []
         if self.lib.espeak_SetVoiceByName(voice.encode()) != _EE_OK:
-            raise RuntimeError(f"eSpeak NG could not load its voice {voice}")
+            raise VoiceError(f"eSpeak NG could not load its voice {voice}")
         self.lib.espeak_SetParameter(_RATE, words_per_minute, 0)
         status = self.lib.espeak_Synth(text, len(text) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
         self.lib.espeak_Synchronize()
         if status != _EE_OK:
-            raise RuntimeError(f"eSpeak NG failed to synthesise (error {status})")
+            raise VoiceError(f"eSpeak NG failed to synthesise (error {status})")
         pcm = np.concatenate(self.chunks) if self.chunks else np.zeros(0, dtype=np.int16)
         self.chunks = []
         return pcm
@@ -169,7 +174,7 @@ def languages() -> list[str]:
 def voice_for(language: str) -> str:
     """The eSpeak NG voice that speaks ``language``, a BCP 47 style tag in any case, with "-" or
     "_": the tag itself, else the tag with its last subtags dropped one by one ("en-AU" is spoken
-    by "en", "zh-Hans-CN" by "zh"). A language no voice speaks is a ValueError."""
+    by "en", "zh-Hans-CN" by "zh"). A language no voice speaks is a VoiceError."""
     tag = (language or "").strip().lower().replace("_", "-")
     with _lock:
         voices = _engine().voices
@@ -178,7 +183,7 @@ def voice_for(language: str) -> str:
         if (found := voices.get("-".join(parts))) is not None:
             return found
         parts.pop()
-    raise ValueError(f"the speech synthesiser has no voice for the language {language!r}; "
+    raise VoiceError(f"the speech synthesiser has no voice for the language {language!r}; "
                      "give a language tag such as en, en-US, de, fr or pt-BR")
 
 

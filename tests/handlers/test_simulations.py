@@ -153,7 +153,7 @@ def test_personas_in_scenarios_make_every_combination_and_play_their_part(world,
     assert {i["endedBy"] for i in listed} == {"caller"}
     first = detail(api, simulation, 1)
     # The persona's opening line is said first, without asking the endpoint.
-    assert first["transcript"][1] == {"speaker": "caller", "text": "Hi, I am in a hurry.", "atMs": first["transcript"][1]["atMs"]}
+    assert (first["transcript"][1]["speaker"], first["transcript"][1]["text"]) == ("caller", "Hi, I am in a hurry.")
     briefs = [body["messages"][0]["content"] for body in sides.asked["caller"]]
     assert any("12345" in b and "never gives a date of birth" in b and "First visit, no file yet." in b
                for b in briefs)
@@ -442,7 +442,38 @@ def test_a_suite_run_is_a_simulation_of_that_suite_alone_in_its_history(world, l
         one["id"], [one["id"]], ["Says hi"])
     factories.simulate()
     history = api("GET", f"/unit-tests/suites/{one['id']}/runs")
-    assert [s["id"] for s in history["simulations"]] == [run["id"]] and history["simulations"][0]["counts"]["passed"] == 1
+    assert [s["id"] for s in history["simulations"]] == [run["id"]]
+    assert history["simulations"][0]["counts"]["passed"] == 1
     lone = call(api, "POST", f"/unit-tests/suites/{one['id']}/runs", json={
         "entityType": "agent", "entityId": agent, "script": ["Hello"], "scenario": {"name": "x"}})
     assert lone.status_code == 400 and "personaId" in lone.json()["data"]["message"]
+
+
+def test_in_voice_mode_the_agent_reads_what_the_speech_engine_heard(world, llm, converted_model):
+    api, owner, agent = world
+    sides = Sides(agent=["Tuesday at nine is free."])
+    llm.respond(sides)
+    lines = ["I would like to book an appointment for Tuesday morning.", "Thank you, goodbye."]
+    clean = scripted(api, agent, lines, voice={})
+    phone = scripted(api, agent, lines, voice={"telephone": True, "snrDb": 10})
+    assert (clean["voice"], phone["voice"]) == ({"telephone": False, "snrDb": None}, {"telephone": True, "snrDb": 10})
+    assert factories.simulate(stt_model_path=str(converted_model)) == 2
+    for simulation in (clean, phone):
+        iteration = detail(api, simulation)
+        assert iteration["status"] == "completed", iteration["error"]
+        callers = [t for t in iteration["transcript"] if t["speaker"] == "caller"]
+        assert [t["text"] for t in callers] == lines
+        assert all(isinstance(t["heard"], str) and 0 <= t["wordErrorRate"] for t in callers)
+        assert iteration["wordErrorRate"] is not None
+        # A turn lasts as long as its audio: 10 words spoken take more than a second.
+        assert callers[0]["atMs"] < iteration["transcript"][2]["atMs"] - 1000
+    # The agent was given what was heard, not what was said.
+    heard = detail(api, clean)["transcript"][1]["heard"]
+    assert sides.asked["agent"][0]["messages"][-1] == {"role": "user", "content": heard}
+    assert "tuesday" in heard.lower()
+    assert detail(api, clean)["wordErrorRate"] <= 0.35
+    # A language the synthesiser has no voice for is refused when the simulation is made.
+    klingon = persona(api, "Worf", language="tlh")
+    refused = call(api, "POST", "/simulations", json={"name": "x", "entityType": "agent", "entityId": agent,
+                                                      "personaIds": [klingon["id"]], "voice": {}})
+    assert refused.status_code == 400 and "'tlh'" in refused.json()["data"]["message"]

@@ -17,16 +17,14 @@ from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
 from tests.support.factories.optimization import generate, optimization_run, proposal, run_solutions, set_run
 from tests.support.factories.personas import persona
-from tests.support.factories.simulations import simulate, simulation
 from tests.support.factories.reviews import done_review, feedback_reference, review
+from tests.support.factories.simulations import simulate, simulation
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "api_key", "assignee", "call", "campaign", "campaign_row", "chat_messages", "chat_session",
-           "claimed_attempt", "comment",
-           "contact_rows", "done_review", "expire_tokens", "feedback", "feedback_reference", "generate", "insight",
-           "member", "numbers", "optimization_run", "phone_alias", "phone_number", "principal", "proposal", "report",
-           "review", "run_solutions", "save_versions", "schedule", "set_contact_state", "set_run", "simulate", "simulation", "suppressed",
-           "webhook_subscription", "workflow", "workspace"]
-__all__ += ["assertion", "assignment", "suite"]
-__all__ += ["persona"]
+__all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "call", "campaign", "campaign_row",
+           "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "done_review",
+           "expire_tokens", "feedback", "feedback_reference", "generate", "insight", "member", "numbers",
+           "optimization_run", "persona", "phone_alias", "phone_number", "principal", "proposal", "report", "review",
+           "run_solutions", "save_versions", "schedule", "set_contact_state", "set_run", "simulate", "simulation",
+           "suite", "suppressed", "webhook_subscription", "workflow", "workspace"]
