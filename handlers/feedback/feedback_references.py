@@ -7,7 +7,7 @@ from handlers.wire import deleted, iso
 from models.feedback import references
 from models.feedback.references import ReferenceRecord
 
-# The API path of each kind of referenced resource (a simulation's as its group will have it).
+# The API path of each kind of referenced resource.
 _PATHS = {"call": "/call/{id}", "solution": "/solutions/{id}", "review": "/reviews/{id}",
           "persona": "/personas/{id}", "simulation": "/simulations/{id}"}
 

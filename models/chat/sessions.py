@@ -32,7 +32,7 @@ from models.identity.principal import Principal
 from models.kernel import chat_completions
 from models.kernel.chat_completions import ChatCompletionError, Usage
 from models.kernel.db import database, new_id, utcnow
-from models.kernel.errors import Conflict, InvalidInput, NotFound, Unavailable, UpstreamFailed
+from models.kernel.errors import Conflict, InvalidInput, NotFound, UpstreamFailed
 from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import same_workspace
 from models.kernel.sql import Prepared
@@ -42,8 +42,6 @@ from models.kernel.text import text_problem
 # few dozen turns, and each reply sends the endpoint the whole conversation.
 MAX_MESSAGES = 200
 MAX_TEXT_CHARS = 4000
-# Retry-After of a 503 for want of an endpoint: the settings change only with a restart.
-NOT_CONFIGURED_RETRY_S = 60
 
 
 class SessionRecord(NamedTuple):
@@ -233,9 +231,7 @@ def send(*, workspace_id: str, entity_type: str, entity_id: str, session_id: str
     text = _text(text)
     session = _read(workspace_id, entity_type, entity_id, session_id)
     _refuse_closed(session_id, session.ended_at is not None, session.message_count)
-    endpoint = chat_completions.configured()
-    if endpoint is None:
-        raise Unavailable(chat_completions.NOT_CONFIGURED, retry_after_s=NOT_CONFIGURED_RETRY_S)
+    endpoint = chat_completions.required()
     sent_at = utcnow()
     turns = [Turn("caller" if said.role == USER else "agent", said.text, _at_ms(session.created_at, said.created_at))
              for said in _CONVERSATION.records(_Said, workspace_id=workspace_id, session_id=session_id)]

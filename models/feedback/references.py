@@ -7,13 +7,12 @@ that reproduces it: ``reproduces``; the review it was raised from: ``source``). 
 (same entity, same relation) keeps the first.
 
 People add and remove others by hand (``add_by_hand``, ``delete``): the entity must exist in the
-workspace for the kinds that have tables (call, version, solution, review, persona); a simulation
-is kept as given until its group exists. A feedback holds at most ``MAX_PER_FEEDBACK`` references,
-so that its list needs no pages; the actions add theirs whatever the count (what happened is
-recorded), people cannot add past it.
+workspace (a call, version, solution, review, persona or simulation). A feedback holds at most
+``MAX_PER_FEEDBACK`` references, so that its list needs no pages; the actions add theirs whatever
+the count (what happened is recorded), people cannot add past it.
 
 The list reads each reference with what names it (a version's entity and number, a call's start, a
-solution's or a review's title, a persona's name) in one statement, whatever the count.
+solution's or a review's title, a persona's or a simulation's name) in one statement, whatever the count.
 """
 from __future__ import annotations
 
@@ -33,12 +32,14 @@ from models.kernel.sql import Prepared
 from models.kernel.text import text_problem
 from models.optimization.tables import Solution
 from models.personas.tables import Persona
+from models.simulations.tables import Simulation
 from models.reviews.tables import Review
 
 ENTITY_TYPES = ("persona", "simulation", "call", "version", "solution", "review")
 RELATIONS = ("source", "reproduces", "proposed_fix", "fixed_by", "related")
 # The kinds whose rows this service keeps: a reference to one of them is checked against them.
-CHECKED = {"call": Call, "version": Version, "solution": Solution, "review": Review, "persona": Persona}
+CHECKED = {"call": Call, "version": Version, "solution": Solution, "review": Review, "persona": Persona,
+           "simulation": Simulation}
 MAX_PER_FEEDBACK = 200
 LABEL_MAX_CHARS = 200
 
@@ -78,17 +79,18 @@ class ReferenceRecord(NamedTuple):
     solution_title: str | None
     review_title: str | None
     persona_name: str | None
+    simulation_name: str | None
 
 
 _R = FeedbackReference
-_V, _C, _S, _RV, _PE = (Version.alias("v"), Call.alias("c"), Solution.alias("s"), Review.alias("rv"),
-                        Persona.alias("pe"))
+_V, _C, _S, _RV, _PE, _SI = (Version.alias("v"), Call.alias("c"), Solution.alias("s"), Review.alias("rv"),
+                             Persona.alias("pe"), Simulation.alias("si"))
 
 
 def _listed(workspace_id):
     return (_R.in_workspace(workspace_id, _R.id, _R.feedback, _R.entity_type, _R.entity_id, _R.relation, _R.label,
                             _R.created_by, _R.created_at, _V.entity_type, _V.entity_id, _V.version_number,
-                            _C.started_at, _S.title, _RV.title, _PE.name)
+                            _C.started_at, _S.title, _RV.title, _PE.name, _SI.name)
             .join_from(_R, _V, JOIN.LEFT_OUTER,
                        on=same_workspace((_R.entity_type == "version") & (_V.id == _R.entity_id), _V, _R))
             .join_from(_R, _C, JOIN.LEFT_OUTER,
@@ -98,7 +100,9 @@ def _listed(workspace_id):
             .join_from(_R, _RV, JOIN.LEFT_OUTER,
                        on=same_workspace((_R.entity_type == "review") & (_RV.id == _R.entity_id), _RV, _R))
             .join_from(_R, _PE, JOIN.LEFT_OUTER,
-                       on=same_workspace((_R.entity_type == "persona") & (_PE.id == _R.entity_id), _PE, _R)))
+                       on=same_workspace((_R.entity_type == "persona") & (_PE.id == _R.entity_id), _PE, _R))
+            .join_from(_R, _SI, JOIN.LEFT_OUTER,
+                       on=same_workspace((_R.entity_type == "simulation") & (_SI.id == _R.entity_id), _SI, _R)))
 
 
 _OF_FEEDBACK = Prepared(lambda workspace_id, feedback_id: _listed(workspace_id).where(_R.feedback == feedback_id)
@@ -110,7 +114,8 @@ _FEEDBACK_EXISTS = Prepared(lambda workspace_id, feedback_id: Feedback.in_worksp
 
 def shown_label(record: ReferenceRecord) -> str:
     """The stored label, else one derived from what the list joined: "Version 3", "Call of
-    2026-11-23 09:00 UTC", the solution's or the review's title, the persona's name; else the kind
+    2026-11-23 09:00 UTC", the solution's or the review's title, the persona's or the simulation's
+    name; else the kind
     and the id."""
     if record.label:
         return record.label
@@ -124,6 +129,8 @@ def shown_label(record: ReferenceRecord) -> str:
         return record.review_title
     if record.entity_type == "persona" and record.persona_name:
         return record.persona_name
+    if record.entity_type == "simulation" and record.simulation_name:
+        return record.simulation_name
     return f"{record.entity_type.capitalize()} {record.entity_id}"
 
 

@@ -1,8 +1,8 @@
 """A feedback's references over HTTP: the list exactly as the spec shapes it (url and label of each
 kind), what the actions add (feedback on a call, feedback raised from a review), adding by hand
-(existence checked for the kinds this service keeps, personas among them; a simulation kept as
-given), a persona's name as its label, the same entity and relation twice, the bound of 200,
-removal, another workspace's ids, and twenty adds of one reference at once."""
+(existence checked for every kind), a persona's and a simulation's name as their label, the same
+entity and relation twice, the bound of 200, removal, another workspace's ids, and twenty adds of
+one reference at once."""
 from __future__ import annotations
 
 import uuid
@@ -54,7 +54,8 @@ def test_the_list_is_the_specs_shape_with_the_url_and_label_of_each_kind(platfor
     feedback_id = factories.feedback(api.actor, call_id=call_id)
     solution_id = _solution(api.actor, agent_id, "Confirm the booking aloud")
     review_id = factories.review(api.actor, call_id=call_id, title="Booking call")
-    persona_id, simulation_id = factories.persona(api.actor, "Impatient caller"), str(uuid.uuid4())
+    persona_id = factories.persona(api.actor, "Impatient caller")
+    simulation_id = factories.simulation(api.actor, agent_id, name="Booking regression")
     add(api, feedback_id, entityType="version", entityId=version["id"], relation="fixed_by")
     add(api, feedback_id, entityType="solution", entityId=solution_id, relation="proposed_fix")
     add(api, feedback_id, entityType="review", entityId=review_id, relation="related")
@@ -69,7 +70,7 @@ def test_the_list_is_the_specs_shape_with_the_url_and_label_of_each_kind(platfor
         ("solution", "proposed_fix", f"/api/v2/solutions/{solution_id}", "Confirm the booking aloud"),
         ("review", "related", f"/api/v2/reviews/{review_id}", "Booking call"),
         ("persona", "reproduces", f"/api/v2/personas/{persona_id}", "Impatient caller"),
-        ("simulation", "reproduces", f"/api/v2/simulations/{simulation_id}", f"Simulation {simulation_id}"),
+        ("simulation", "reproduces", f"/api/v2/simulations/{simulation_id}", "Booking regression"),
     ]
     assert all(r["feedbackId"] == feedback_id and r["createdBy"] == api.actor.user_id for r in listed)
     assert [r["createdAt"] for r in listed] == sorted(r["createdAt"] for r in listed)
@@ -101,7 +102,7 @@ def test_a_label_given_wins_over_the_derived_one_and_is_1_to_200_characters(plat
     assert add(api, feedback_id, entityType="call", entityId=other, relation="related", label="L")["label"] == "L"
 
 
-@pytest.mark.parametrize("kind", ["call", "version", "solution", "review", "persona"])
+@pytest.mark.parametrize("kind", ["call", "version", "solution", "review", "persona", "simulation"])
 def test_an_entity_the_workspace_lacks_is_404_naming_it(platform, kind):
     api = owner(platform)
     feedback_id = factories.feedback(api.actor, call_id=factories.call(api.actor))
@@ -114,17 +115,25 @@ def test_an_entity_the_workspace_lacks_is_404_naming_it(platform, kind):
     foreign = {"call": lambda: factories.call(other), "review": lambda: factories.review(other),
                "solution": lambda: _solution(other, agent_id, "theirs"),
                "version": lambda: _version(Api(platform, other), agent_id)["id"],
-               "persona": lambda: factories.persona(other, "Theirs")}[kind]()
+               "persona": lambda: factories.persona(other, "Theirs"),
+               "simulation": lambda: factories.simulation(other, agent_id)}[kind]()
     assert add(api, feedback_id, 404, entityType=kind, entityId=foreign, relation="related")["message"] == \
         f"No {kind} {foreign} in this workspace."
     assert len(refs(api, feedback_id)) == 1
 
 
-def test_a_simulation_is_kept_as_given(platform):
+def test_a_deleted_simulations_reference_keeps_its_id_for_a_label(platform):
+    from models.simulations import simulations
     api = owner(platform)
-    feedback_id = factories.feedback(api.actor, agent_id=factories.agent(api.actor))
-    made = add(api, feedback_id, entityType="simulation", entityId=str(uuid.uuid4()), relation="related")
-    assert made["entityType"] == "simulation" and made["label"] == f"Simulation {made['entityId']}"
+    agent_id = factories.agent(api.actor)
+    feedback_id = factories.feedback(api.actor, agent_id=agent_id)
+    simulation_id = factories.simulation(api.actor, agent_id, name="Nightly")
+    made = add(api, feedback_id, entityType="simulation", entityId=simulation_id, relation="related")
+    assert made["label"] == "Nightly"
+    with session():
+        simulations.cancel(workspace_id=api.actor.workspace_id, simulation_id=simulation_id)
+        simulations.delete(workspace_id=api.actor.workspace_id, simulation_id=simulation_id)
+    assert refs(api, feedback_id)[0]["label"] == f"Simulation {simulation_id}"
 
 
 def test_a_personas_reference_is_labelled_with_its_name_as_it_is_now(platform):
