@@ -124,14 +124,16 @@ def _world(url: str, work, endpoint: Endpoint):
                                                      "firstMessage": "Clinic, hello!", "endCallPhrases": ["goodbye"]})
     principal = factories.principal(owner)
     with session():
-        persona = personas.create(principal, workspace_id=owner.workspace_id, fields={
-            "name": "Bench caller", "goal": "Book Tuesday at nine", "openingLine": "Hi, I need an appointment."}).id
+        persona = personas.create_persona(principal, workspace_id=owner.workspace_id, name="Bench caller",
+                                          goal="Book Tuesday at nine", opening_line="Hi, I need an appointment.").id
         suite = suites.create(principal, workspace_id=owner.workspace_id, name="Bench suite").id
-        for fields in ({"name": "Mentions Tuesday", "kind": "contains", "text": "tuesday"},
-                       {"name": "Short", "kind": "max-turns", "max": 20},
-                       {"name": "Polite", "kind": "judge", "rubric": "The agent is polite."}):
-            assertions.create(principal, workspace_id=owner.workspace_id, suite_id=suite, fields=fields)
-        assignments.assign(workspace_id=owner.workspace_id, suite_id=suite, entity_type="agent", entity_id=agent)
+        for name, kind, params in (("Mentions Tuesday", "contains", {"text": "tuesday"}),
+                                   ("Short", "max-turns", {"max": 20}),
+                                   ("Polite", "judge", {"rubric": "The agent is polite."})):
+            assertions.create(principal, workspace_id=owner.workspace_id, suite_id=suite, name=name, kind=kind,
+                              params=params)
+        assignments.assign(principal, workspace_id=owner.workspace_id, suite_id=suite, entity_type="agent",
+                           entity_id=agent)
     return dataclasses.replace(settings), owner, agent, persona, suite
 
 
