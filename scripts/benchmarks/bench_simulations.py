@@ -13,8 +13,10 @@ local chat-completions endpoint answering in --latency-ms (default 50 ms).
   workers   the API process's simulation worker threads (SIMULATION_WORKERS), for each of
             --workers (default 1,4): the simulation's wall time from its creation to its last
             conversation stored, conversations per minute, requests to the endpoint per second,
-            and the ideal (every worker always waiting on the endpoint: workers x 60 s / (requests
-            per conversation x latency)) measured in the same run as the baseline, with the ratio
+            the ideal (every worker always waiting on the endpoint: workers x 60 s / (requests per
+            conversation x latency)), and the baseline measured in the same run: as many threads
+            sending the same number of requests per conversation straight to the endpoint (one
+            kept-alive connection each, no database, no engine), with our ratio to it
 
 A Markdown table on stdout, progress on stderr.
 
@@ -100,8 +102,8 @@ def main(argv=None) -> None:
             rows.append(_level(settings, owner, agent, persona, suite, workers, args, endpoint))
         print(f"Endpoint latency {args.latency_ms:g} ms; {args.conversations} conversations per level; "
               f"PostgreSQL; this machine: {os.cpu_count()} cores.\n")
-        print("| workers | wall s | conversations/min | requests/conversation | ideal conversations/min | "
-              "ratio to ideal | failed |\n|---:|---:|---:|---:|---:|---:|---:|")
+        print("| workers | wall s | conversations/min | requests/conversation | bare endpoint conversations/min | "
+              "ratio to bare | ideal conversations/min | failed |\n|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in rows:
             print("| " + " | ".join(row) + " |")
 
@@ -181,5 +183,33 @@ def _level(settings, owner, agent, persona, suite, workers: int, args, endpoint:
     requests = (endpoint.requests - before) / total
     per_min = total / wall * 60
     ideal = workers * 60 / (requests * args.latency_ms / 1000)
-    return [str(workers), f"{wall:.1f}", f"{per_min:.0f}", f"{requests:.1f}", f"{ideal:.0f}", f"{per_min / ideal:.2f}",
-            str(failed)]
+    bare = _bare(endpoint, workers, round(requests * total))
+    bare_per_min = total / bare * 60
+    return [str(workers), f"{wall:.1f}", f"{per_min:.0f}", f"{requests:.1f}", f"{bare_per_min:.0f}",
+            f"{per_min / bare_per_min:.2f}", f"{ideal:.0f}", str(failed)]
+
+
+def _bare(endpoint: Endpoint, workers: int, requests: int) -> float:
+    """Seconds for ``workers`` threads to send ``requests`` agent requests in all to the endpoint,
+    each thread over one kept-alive connection: the floor the simulation's own work sits on."""
+    import http.client
+    from urllib.parse import urlparse
+    url = urlparse(endpoint.base_url)
+    body = json.dumps({"model": "bench", "messages": [{"role": "system", "content": "You book appointments."},
+                                                      {"role": "user", "content": "Tuesday?"}]})
+
+    def send(count: int) -> None:
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+        for _ in range(count):
+            conn.request("POST", url.path + "/chat/completions", body, {"Content-Type": "application/json"})
+            conn.getresponse().read()
+        conn.close()
+
+    shares = [requests // workers + (1 if i < requests % workers else 0) for i in range(workers)]
+    threads = [threading.Thread(target=send, args=(share,)) for share in shares]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
