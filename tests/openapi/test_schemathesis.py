@@ -34,7 +34,10 @@ MIN_WALKS, WALKS_PER_LINK = 20, 3
 # A review's feedback is raised once it is done, and references come after that feedback; a
 # solution is decided after an external run is given one; a feedback's fourteen links (archive before
 # unarchive, an assignee or a comment before their lists and removal) need more walks than three each.
-WALKS_PER_LINK_OF = {"createCampaign": 20, "createReview": 20, "createOptimizationRun": 20, "createFeedback": 10}
+# A simulation's verdicts and feedback come once a worker has held its conversation, after its
+# iterations are listed.
+WALKS_PER_LINK_OF = {"createCampaign": 20, "createReview": 20, "createOptimizationRun": 20, "createFeedback": 10,
+                     "createSimulation": 6}
 
 
 def walks_per_link(family: list[str]) -> int:
