@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 
 from tests.support import factories
 from tests.support.chat_completions_server import ChatCompletionsServer
+from tests.support.conversations import Sides
 from tests.support.factories import Actor
 from tests.support.servers import start_server, stop_server
 from tests.support.skips import STRICT, skip_or_fail
@@ -330,6 +331,26 @@ def llm():
 
 
 # --- a real server process -------------------------------------------------------------------
+
+
+def _generic_answer(body: dict):
+    """What the local endpoint answers each side of a conversation: the agent a sentence, a
+    simulated caller a turn that hangs up, a judge a pass, structured data nothing."""
+    side = Sides.side_of(body)
+    return {"agent": "Hello, how can I help?", "caller": {"message": "That is all, thanks.", "endCall": True},
+            "judge": {"passed": True, "reason": "Fine."}, "extract": {}}[side]
+
+
+@pytest.fixture
+def conversing_server(tmp_path):
+    """The live server (rate limits off, on SQLite) with a local chat-completions endpoint, as a
+    deployment has its own: simulations hold their conversations and chat sessions get replies."""
+    with ChatCompletionsServer() as llm:
+        llm.respond(_generic_answer)
+        server = start_server(tmp_path, RATE_LIMITS_ENABLED="false", LLM_BASE_URL=llm.base_url,
+                              LLM_API_KEY="sk-schemathesis", SIMULATION_WORKERS="1")
+        yield server
+        stop_server(server)
 
 
 @pytest.fixture

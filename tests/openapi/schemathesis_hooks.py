@@ -17,6 +17,7 @@ import schemathesis
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 POINTER = re.compile(r"^/[^\x00-\x1f\x7f-\x9f]*$")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 PROMPTS = itertools.count(1)
 
 
@@ -60,17 +61,24 @@ def _addressed(solution, feedback_id: str):
     return solution
 
 
-# A simulation's callers: the walk's persona (TEST_PERSONA_ID) for valid personaIds, and no
-# suites, version or voice of the generator's (ids of nothing; voice mode would load the speech
-# model in the server for every walk). Only valid fields are replaced or dropped, as above.
+# A simulation's callers: the walk's persona (TEST_PERSONA_ID) for valid personaIds, or for none
+# when no script is given either, and no suites, version or voice of the generator's (ids of
+# nothing; voice mode would load the speech model in the server for every walk). Only valid fields
+# are replaced or dropped, and a missing one added, so a body generated invalid stays invalid.
 @schemathesis.hook("map_body").apply_to(operation_id="createSimulation")
 def simulation_of_the_prepared_caller(ctx, body):
     if not isinstance(body, dict):
         return body
     body = dict(body)
     persona_id = os.environ.get("TEST_PERSONA_ID")
+    if persona_id and "personaIds" not in body and "script" not in body:
+        body["personaIds"] = [persona_id]
     if persona_id and _valid_ids(body.get("personaIds")) and len(body["personaIds"]) <= 20:
         body["personaIds"] = [persona_id]
+        if _valid_script(body.get("script")):
+            del body["script"]
+    if _valid_script(body.get("script")) and isinstance(body.get("scenarios"), list) and not body["scenarios"]:
+        del body["scenarios"]
     if _valid_ids(body.get("suiteIds")) and len(body["suiteIds"]) <= 20:
         body["suiteIds"] = []
     if isinstance(body.get("versionId"), str) and UUID.match(body["versionId"]):
@@ -93,6 +101,11 @@ def suite_run_of_the_prepared_caller(ctx, body):
     if _plain_voice(body.get("voice")):
         del body["voice"]
     return body
+
+
+def _valid_script(script) -> bool:
+    return (isinstance(script, list) and 1 <= len(script) <= 50
+            and all(isinstance(line, str) and 1 <= len(line) <= 1000 and not CONTROL.search(line) for line in script))
 
 
 def _plain_voice(voice) -> bool:

@@ -22,9 +22,7 @@ from pathlib import Path
 import pytest
 
 from api.contract import operations
-from tests.support.chat_completions_server import ChatCompletionsServer
-from tests.support.conversations import Sides
-from tests.support.servers import ROOT, start_server, stop_server
+from tests.support.servers import ROOT
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 MIN_WALKS, WALKS_PER_LINK = 20, 3
@@ -91,26 +89,6 @@ def schemathesis(live_server, env, work: Path, name: str, phases: str, *filters:
     assert summary["complete"] and summary["failures"] == [] and summary["errors"] == [], output
     assert all(phase["status"] in ("success", "skip") for phase in summary["phases"].values()), output
     return summary, output
-
-
-def generic_answer(body: dict):
-    """What the local endpoint answers each side of a conversation: the agent a sentence, a
-    simulated caller a turn that hangs up, a judge a pass, structured data nothing."""
-    side = Sides.side_of(body)
-    return {"agent": "Hello, how can I help?", "caller": {"message": "That is all, thanks.", "endCall": True},
-            "judge": {"passed": True, "reason": "Fine."}, "extract": {}}[side]
-
-
-@pytest.fixture
-def conversing_server(tmp_path):
-    """The live server (rate limits off, on SQLite) with a local chat-completions endpoint, so that
-    simulations hold their conversations and chat sessions get replies."""
-    with ChatCompletionsServer() as llm:
-        llm.respond(generic_answer)
-        server = start_server(tmp_path, RATE_LIMITS_ENABLED="false", LLM_BASE_URL=llm.base_url,
-                              LLM_API_KEY="sk-schemathesis", SIMULATION_WORKERS="1")
-        yield server
-        stop_server(server)
 
 
 @pytest.mark.slow  # fuzzes the whole contract for minutes; the authorization matrix and the audit test cover every operation by default

@@ -104,6 +104,15 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
                                                     "within its bounds; a name, text or rubric not of spaces only",
     "PATCH /unit-tests/suites/{suiteId}/assertions/{assertionId}": "the rules of a new assertion, for the "
                                                                    "parameters merged or the new kind's",
+    "POST /personas": "a name or goal not of spaces only; traits, constraints and fact names each given once "
+                      "without regard to case",
+    "PATCH /personas/{personaId}": "the rules of a new persona, for the fields given",
+    "POST /simulations": "personaIds or script, not both; personas and scenarios named once; no scenario for a "
+                         "script; at most 500 conversations in all; an agent or workflow, personas and suites of "
+                         "the workspace",
+    "GET /simulations": "entityType and entityId together (a rule between two parameters)",
+    "POST /simulations/{simulationId}/iterations/{iterationId}/verdicts": "verdict names once per post; an evaluator "
+                                                                         "other than engine; a completed iteration",
 })
 # What a workspace's API key may not do, being no user's own credential: mint a user's access
 # tokens, create workspaces; and the permission this key was not given.
@@ -123,7 +132,8 @@ def ci_key(server_url: str, owner: dict) -> str:
 
 
 @pytest.mark.slow  # every operation through every phase against a live server: a few minutes
-def test_a_stock_schemathesis_run_with_a_key_and_a_workspace_finds_nothing_else(live_server, tmp_path):
+def test_a_stock_schemathesis_run_with_a_key_and_a_workspace_finds_nothing_else(conversing_server, tmp_path):
+    live_server = conversing_server
     owner = live_server.admin("bootstrap", "--workspace", "w", "--email", "a@example.com")
     key = ci_key(live_server.url, owner)
     config = tmp_path / "schemathesis.toml"
