@@ -94,8 +94,12 @@ def suite_run_of_the_prepared_caller(ctx, body):
         return body
     body = dict(body)
     persona_id = os.environ.get("TEST_PERSONA_ID")
+    if persona_id and "personaId" not in body and "script" not in body:
+        body["personaId"] = persona_id
     if persona_id and isinstance(body.get("personaId"), str) and UUID.match(body["personaId"]):
         body["personaId"] = persona_id
+        if _valid_script(body.get("script")):
+            del body["script"]
     if isinstance(body.get("versionId"), str) and UUID.match(body["versionId"]):
         del body["versionId"]
     if _plain_voice(body.get("voice")):
@@ -115,3 +119,11 @@ def _plain_voice(voice) -> bool:
     snr = voice.get("snrDb")
     return (isinstance(voice.get("telephone", False), bool)
             and (snr is None or (isinstance(snr, (int, float)) and not isinstance(snr, bool) and 0 <= snr <= 60)))
+
+
+# A re-run on the simulation's entity: a generated versionId is no version of it.
+@schemathesis.hook("map_body").apply_to(operation_id="rerunSimulation")
+def rerun_on_the_live_version(ctx, body):
+    if isinstance(body, dict) and isinstance(body.get("versionId"), str) and UUID.match(body["versionId"]):
+        body = {k: v for k, v in body.items() if k != "versionId"}
+    return body
