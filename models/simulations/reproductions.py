@@ -1,6 +1,7 @@
-"""Feedback raised from a failed iteration: what went wrong in a simulated conversation, filed on
-the agent or workflow it ran, with a ``reproduces`` reference to the simulation, so that whoever
-fixes it can re-run the simulation on the fixed version and see it pass."""
+"""Feedback raised from a finished iteration (a failed one above all): what went wrong in a
+simulated conversation, filed on the agent or workflow it ran, with a ``reproduces`` reference to
+the simulation, so that whoever fixes it can re-run the simulation on the fixed version and see
+it pass."""
 from __future__ import annotations
 
 from models.feedback import feedbacks, references
@@ -28,16 +29,16 @@ def _description(simulation, detail) -> str:
 
 def raise_feedback(principal: Principal, *, workspace_id: str, simulation_id: str, iteration_id: str,
                    title: str | None = None, description: str | None = None, severity: int = 3) -> FeedbackRecord:
-    """A feedback on the simulation's agent or workflow from a failed iteration (one whose
-    conversation failed, or that failed a check); Conflict for one that passed or has not
-    finished."""
+    """A feedback on the simulation's agent or workflow from a finished iteration: one that failed
+    (its conversation, or a check) above all, but also one that passed its checks while a person
+    sees what none caught; Conflict for one that has not finished or was cancelled."""
     simulation = simulations.get(workspace_id=workspace_id, simulation_id=simulation_id)
     detail = iterations.get(workspace_id=workspace_id, simulation_id=simulation_id, iteration_id=iteration_id)
     record = detail.iteration
-    if not (record.status == "failed" or (record.status == "completed" and record.passed is False)):
-        state = "passed" if record.passed else record.status
-        raise Conflict(f"The iteration {state}: feedback is raised from a failed iteration only.")
-    default_title = f"{simulation.name}: iteration {record.number} failed"
+    if record.status not in ("completed", "failed"):
+        raise Conflict(f"The iteration is {record.status}: feedback is raised from a finished conversation.")
+    failed = record.status == "failed" or record.passed is False
+    default_title = f"{simulation.name}: iteration {record.number} {'failed' if failed else 'needs a look'}"
     with database.atomic():
         feedback = feedbacks.create(
             principal, workspace_id=workspace_id, title=title or default_title[:feedbacks.TITLE_MAX_CHARS],

@@ -35,7 +35,7 @@ MIN_WALKS, WALKS_PER_LINK = 20, 3
 # A simulation's verdicts and feedback come once a worker has held its conversation, after its
 # iterations are listed.
 WALKS_PER_LINK_OF = {"createCampaign": 20, "createReview": 20, "createOptimizationRun": 20, "createFeedback": 10,
-                     "createSimulation": 6}
+                     "createSimulation": 10}
 
 
 def walks_per_link(family: list[str]) -> int:
