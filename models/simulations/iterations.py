@@ -147,9 +147,9 @@ def post_verdicts(*, workspace_id: str, simulation_id: str, iteration_id: str, e
                                    "simulation.")
         kinds = {a["id"]: a["kind"] for a in record.assertions}
         now = utcnow()
-        for verdict in verdicts:
-            _V.delete().where((_V.iteration == iteration_id) & (_V.evaluator == evaluator)
-                              & (_V.name == verdict.name)).execute()
+        # The evaluator's earlier verdicts of the same names, replaced: one statement for the post.
+        _V.delete().where((_V.iteration == iteration_id) & (_V.evaluator == evaluator)
+                          & _V.name.in_([v.name for v in verdicts])).execute()
         count = _V.in_workspace(workspace_id, _V.id).where(_V.iteration == iteration_id).count()
         if count + len(verdicts) > MAX_VERDICTS_PER_ITERATION:
             raise Conflict(f"An iteration holds at most {MAX_VERDICTS_PER_ITERATION} verdicts; it has {count}.")

@@ -222,25 +222,21 @@ def create(principal: Principal, *, workspace_id: str, name: str, entity_type: s
             script=callers.script, assertions=assertions, suite_ids=suite_ids, suite_id=suite_id,
             conversations=conversations, max_turns=max_turns, voice=voice, baseline_id=baseline_id, status="queued",
             iteration_count=count, created_by=principal.user_id, created_at=now, updated_at=now)
-        rows = []
-        number = 0
         persona_indexes = range(len(personas)) if personas else [None]
         scenario_indexes = range(len(callers.scenarios)) if callers.scenarios else [None]
-        for persona_index in persona_indexes:
-            for scenario_index in scenario_indexes:
-                for _ in range(conversations):
-                    number += 1
-                    rows.append({"id": _new_id(), "workspace": workspace_id, "simulation": row.id, "number": number,
-                                 "persona_index": persona_index, "scenario_index": scenario_index,
-                                 "status": "queued", "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0,
-                                 "attempts": 0, "due_at": now, "created_at": now})
-        for start in range(0, len(rows), 100):
-            Iteration.insert_many(rows[start:start + 100]).execute()
+        _queue(workspace_id, row.id, [(p, s) for p in persona_indexes for s in scenario_indexes
+                                      for _ in range(conversations)], now)
     return get(workspace_id=workspace_id, simulation_id=row.id)
 
 
-def _new_id() -> str:
-    return Iteration.id.default()
+def _queue(workspace_id: str, simulation_id: str, callers: list[tuple[int | None, int | None]], now) -> None:
+    """The simulation's iterations, queued: one per (persona index, scenario index), numbered from 1."""
+    rows = [{"id": Iteration.id.default(), "workspace": workspace_id, "simulation": simulation_id, "number": number,
+             "persona_index": persona_index, "scenario_index": scenario_index, "status": "queued",
+             "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "attempts": 0, "due_at": now, "created_at": now}
+            for number, (persona_index, scenario_index) in enumerate(callers, 1)]
+    for start in range(0, len(rows), 100):
+        Iteration.insert_many(rows[start:start + 100]).execute()
 
 
 def rerun(principal: Principal, *, workspace_id: str, simulation_id: str, version_id: str | None,
@@ -261,14 +257,9 @@ def rerun(principal: Principal, *, workspace_id: str, simulation_id: str, versio
             conversations=base.conversations, max_turns=base.max_turns, voice=base.voice, baseline_id=base.id,
             status="queued", iteration_count=base.iteration_count, created_by=principal.user_id, created_at=now,
             updated_at=now)
-        source = Iteration.in_workspace(workspace_id, Iteration.number, Iteration.persona_index,
-                                        Iteration.scenario_index).where(Iteration.simulation == base.id).tuples()
-        rows = [{"id": _new_id(), "workspace": workspace_id, "simulation": row.id, "number": number,
-                 "persona_index": persona_index, "scenario_index": scenario_index, "status": "queued",
-                 "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "attempts": 0, "due_at": now,
-                 "created_at": now} for number, persona_index, scenario_index in source]
-        for start in range(0, len(rows), 100):
-            Iteration.insert_many(rows[start:start + 100]).execute()
+        source = (Iteration.in_workspace(workspace_id, Iteration.persona_index, Iteration.scenario_index)
+                  .where(Iteration.simulation == base.id).order_by(Iteration.number).tuples())
+        _queue(workspace_id, row.id, list(source), now)
     return get(workspace_id=workspace_id, simulation_id=row.id)
 
 
