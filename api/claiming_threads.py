@@ -62,3 +62,41 @@ class ClaimingThreads:
                 self._wake.clear()
                 continue
             self.work(job)
+
+
+class HeldLease:
+    """A claimed job's lease, renewed every third of it on a thread of its own while the work lasts:
+
+        with HeldLease(job, lambda job: jobs.renew(job, lease_s), lease_s, log, "call 42") as held:
+            ...work...                      # no database connection held
+        jobs.complete(held.job, ...)        # stored under the latest claim's token
+
+    ``renew(job)`` returns the renewed claim, or None once the row is no longer this worker's
+    (finished, deleted, cancelled or taken over): renewing stops there, and the outcome stored
+    under the stale token changes nothing. A failed renewal (the database away) is logged and tried
+    again at the next third."""
+
+    def __init__(self, job, renew, lease_s: float, log: logging.Logger, what: str) -> None:
+        self.job, self._renew, self._lease_s, self._log, self._what = job, renew, lease_s, log, what
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._keep, name=f"lease-{what}", daemon=True)
+
+    def _keep(self) -> None:
+        while not self._done.wait(self._lease_s / 3):
+            try:
+                with session():
+                    renewed = self._renew(self.job)
+            except Exception:
+                self._log.exception("renewing the lease of %s failed", self._what)
+                continue
+            if renewed is None:
+                return
+            self.job = renewed
+
+    def __enter__(self) -> "HeldLease":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._thread.join()

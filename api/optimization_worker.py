@@ -11,7 +11,6 @@ claimed only once its deadline has passed, and fails.
 from __future__ import annotations
 
 import logging
-import threading
 
 from core.settings import Settings
 from models.kernel.chat_completions import ChatCompletionError
@@ -19,7 +18,7 @@ from models.kernel.db import session
 from models.kernel.leases import backoff_s
 from models.optimization import generation, optimizer, runs
 
-from .claiming_threads import ClaimingThreads
+from .claiming_threads import ClaimingThreads, HeldLease
 
 log = logging.getLogger("api.optimization")
 # How often an idle thread looks for a run.
@@ -56,44 +55,28 @@ class OptimizationWorkers(ClaimingThreads):
         except Exception:
             log.exception("reading optimization run %s failed; its lease will run out and it is retried", job.run_id)
             return
-        held = {"job": job}
-        done = threading.Event()
-
-        def keep_lease() -> None:
-            while not done.wait(settings.optimization_lease_s / 3):
-                try:
-                    with session():
-                        renewed = generation.renew(held["job"], settings.optimization_lease_s)
-                except Exception:
-                    log.exception("renewing the lease of optimization run %s failed", job.run_id)
-                    continue
-                if renewed is None:
-                    return  # deleted or finished meanwhile: the outcome will not be stored
-                held["job"] = renewed
-
-        renewer = threading.Thread(target=keep_lease, name=f"lease-{job.run_id}", daemon=True)
-        renewer.start()
+        # Deleted or finished meanwhile: the renewal stops and the outcome is not stored.
+        held = HeldLease(job, lambda job: generation.renew(job, settings.optimization_lease_s),
+                         settings.optimization_lease_s, log, f"optimization run {job.run_id}")
         endpoint = optimizer.Endpoint(settings.llm_base_url, settings.llm_api_key, settings.llm_model,
                                       settings.llm_timeout_s)
         failure: tuple | None = None
         proposals: list = []
-        try:
-            proposals = optimizer.propose(endpoint, asked.config, asked.feedback, asked.instructions)
-        except ChatCompletionError as exc:
-            failure = (exc.message, exc.retryable)
-        except Exception as exc:
-            log.exception("generating optimization run %s failed", job.run_id)
-            failure = (f"Generation failed ({type(exc).__name__}).", True)
-        finally:
-            done.set()
-            renewer.join()
+        with held:
+            try:
+                proposals = optimizer.propose(endpoint, asked.config, asked.feedback, asked.instructions)
+            except ChatCompletionError as exc:
+                failure = (exc.message, exc.retryable)
+            except Exception as exc:
+                log.exception("generating optimization run %s failed", job.run_id)
+                failure = (f"Generation failed ({type(exc).__name__}).", True)
         try:
             with session():
                 if failure is None:
-                    generation.complete(held["job"], proposals)
+                    generation.complete(held.job, proposals)
                 else:
-                    generation.fail(held["job"], failure[0], retry=failure[1],
-                                    retry_in_s=self._retry_in_s(held["job"].attempt))
+                    generation.fail(held.job, failure[0], retry=failure[1],
+                                    retry_in_s=self._retry_in_s(held.job.attempt))
         except Exception:
             log.exception("storing optimization run %s failed; its lease will run out and it is retried",
                           job.run_id)

@@ -25,7 +25,7 @@ from models.kernel.db import session
 from models.kernel.leases import backoff_s
 from models.simulations import execution, voice
 
-from .claiming_threads import ClaimingThreads
+from .claiming_threads import ClaimingThreads, HeldLease
 
 log = logging.getLogger("api.simulations")
 # How often an idle thread looks for an iteration.
@@ -87,56 +87,41 @@ class SimulationWorkers(ClaimingThreads):
             log.exception("reading simulation iteration %s failed; its lease will run out and it is retried",
                           job.iteration_id)
             return
-        held = {"job": job}
-        done = threading.Event()
-
-        def keep_lease() -> None:
-            while not done.wait(settings.simulation_lease_s / 3):
-                try:
-                    with session():
-                        renewed = execution.renew(held["job"], settings.simulation_lease_s)
-                except Exception:
-                    log.exception("renewing the lease of simulation iteration %s failed", job.iteration_id)
-                    continue
-                if renewed is None:
-                    return  # cancelled or taken over: the conversation stops at its next turn
-                held["job"] = renewed
+        # Cancelled or taken over: the renewal stops, and the conversation at its next turn.
+        held = HeldLease(job, lambda job: execution.renew(job, settings.simulation_lease_s),
+                         settings.simulation_lease_s, log, f"simulation iteration {job.iteration_id}")
 
         def stop() -> bool:
             if self.stopping:
                 return True  # the process is stopping: the lease runs out and another resumes it
             with session():
-                return not execution.still_running(held["job"])
+                return not execution.still_running(held.job)
 
-        renewer = threading.Thread(target=keep_lease, name=f"lease-{job.iteration_id}", daemon=True)
-        renewer.start()
         failure: tuple | None = None
         outcome = None
-        try:
-            hear = None
-            if task.voice is not None:
-                language = task.persona.language if task.persona is not None else task.agent.language
-                hear = self._hearing(task.voice, language)
-            outcome = execution.run(endpoint, task, hear=hear, stop=stop)
-        except Cancelled:
-            return
-        except ChatCompletionError as exc:
-            failure = (exc.message, exc.retryable)
-        except voice.VoiceError as exc:
-            failure = (f"Voice mode failed: {exc}", False)
-        except Exception as exc:
-            log.exception("simulation iteration %s failed", job.iteration_id)
-            failure = (f"The conversation failed ({type(exc).__name__}).", True)
-        finally:
-            done.set()
-            renewer.join()
+        with held:
+            try:
+                hear = None
+                if task.voice is not None:
+                    language = task.persona.language if task.persona is not None else task.agent.language
+                    hear = self._hearing(task.voice, language)
+                outcome = execution.run(endpoint, task, hear=hear, stop=stop)
+            except Cancelled:
+                return
+            except ChatCompletionError as exc:
+                failure = (exc.message, exc.retryable)
+            except voice.VoiceError as exc:
+                failure = (f"Voice mode failed: {exc}", False)
+            except Exception as exc:
+                log.exception("simulation iteration %s failed", job.iteration_id)
+                failure = (f"The conversation failed ({type(exc).__name__}).", True)
         try:
             with session():
                 if failure is None:
-                    execution.complete(held["job"], outcome)
+                    execution.complete(held.job, outcome)
                 else:
-                    execution.fail(held["job"], failure[0], retry=failure[1],
-                                   retry_in_s=self._retry_in_s(held["job"].attempt))
+                    execution.fail(held.job, failure[0], retry=failure[1],
+                                   retry_in_s=self._retry_in_s(held.job.attempt))
         except Exception:
             log.exception("storing simulation iteration %s failed; its lease will run out and it is retried",
                           job.iteration_id)

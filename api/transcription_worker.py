@@ -16,7 +16,7 @@ from core.settings import Settings
 from models.calls import transcription
 from models.kernel.db import session
 
-from .claiming_threads import ClaimingThreads
+from .claiming_threads import ClaimingThreads, HeldLease
 
 log = logging.getLogger("api.transcription")
 # How often an idle thread looks for a job.
@@ -48,49 +48,32 @@ class TranscriptionWorkers(ClaimingThreads):
     def work(self, job: transcription.Claimed) -> None:
         lease_s = self.settings.transcription_lease_s
         from stt import AudioError
-        held = {"job": job}
-        done = threading.Event()
-
-        def keep_lease() -> None:
-            while not done.wait(lease_s / 3):
-                try:
-                    with session():
-                        renewed = transcription.renew(held["job"], lease_s)
-                except Exception:
-                    log.exception("renewing the lease of call %s failed", job.call_id)
-                    continue
-                if renewed is None:
-                    return  # re-uploaded or deleted meanwhile: the outcome will not be stored
-                held["job"] = renewed
-
-        renewer = threading.Thread(target=keep_lease, name=f"lease-{job.call_id}", daemon=True)
-        renewer.start()
+        # Re-uploaded or deleted meanwhile: the renewal stops and the outcome is not stored.
+        held = HeldLease(job, lambda job: transcription.renew(job, lease_s), lease_s, log, f"call {job.call_id}")
         outcome: tuple = ()
-        try:
-            if not job.path:
-                raise AudioError("the call has no recording file")
-            result = self._transcribe(job.path)
-            words = [{"word": w.word, "start": w.start, "end": w.end, "confidence": round(w.confidence, 4)}
-                     for w in result.words]
-            outcome = ("done", result.text.strip(), words, result.language)
-        except Interrupted:
-            outcome = ("interrupted",)
-        except AudioError as exc:
-            outcome = ("failed", f"The recording could not be transcribed: {exc}.", False)
-        except Exception as exc:
-            log.exception("transcribing the recording of call %s failed", job.call_id)
-            outcome = ("failed", f"Transcription failed ({type(exc).__name__}).", True)
-        finally:
-            done.set()
-            renewer.join()
+        with held:
+            try:
+                if not job.path:
+                    raise AudioError("the call has no recording file")
+                result = self._transcribe(job.path)
+                words = [{"word": w.word, "start": w.start, "end": w.end, "confidence": round(w.confidence, 4)}
+                         for w in result.words]
+                outcome = ("done", result.text.strip(), words, result.language)
+            except Interrupted:
+                outcome = ("interrupted",)
+            except AudioError as exc:
+                outcome = ("failed", f"The recording could not be transcribed: {exc}.", False)
+            except Exception as exc:
+                log.exception("transcribing the recording of call %s failed", job.call_id)
+                outcome = ("failed", f"Transcription failed ({type(exc).__name__}).", True)
         try:
             with session():
                 if outcome[0] == "interrupted":
-                    transcription.release(held["job"])
+                    transcription.release(held.job)
                 elif outcome[0] == "done":
-                    transcription.complete(held["job"], text=outcome[1], words=outcome[2], language=outcome[3])
+                    transcription.complete(held.job, text=outcome[1], words=outcome[2], language=outcome[3])
                 else:
-                    transcription.fail(held["job"], outcome[1], retry=outcome[2])
+                    transcription.fail(held.job, outcome[1], retry=outcome[2])
         except Exception:
             log.exception("storing the transcription of call %s failed; its lease will run out and it is retried",
                           job.call_id)
