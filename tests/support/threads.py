@@ -52,3 +52,23 @@ def run_processes(target, url: str, data_dir: str, processes: int, threads: int,
     errors = [detail for status, detail in reports if status != "ok"]
     assert not errors, errors
     return [detail for _, detail in reports]
+
+
+def drain(worker, wait_s: float = 0.0) -> int:
+    """A claiming worker's work (api.claiming_threads) done in this thread, as its threads do it:
+    every due job claimed and worked on until none is due; with ``wait_s``, until none has been due
+    for that long (a failed attempt is due again after a short delay). Returns the claims worked."""
+    import time
+
+    from models.kernel.db import session
+    worked, idle_since = 0, time.monotonic()
+    while True:
+        with session():
+            job = worker.claim()
+        if job is not None:
+            worker.work(job)
+            worked, idle_since = worked + 1, time.monotonic()
+        elif time.monotonic() - idle_since >= wait_s:
+            return worked
+        else:
+            time.sleep(0.02)

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from models.kernel.db import session
 from tests.support.factories.identity import Actor, principal
+from tests.support.threads import drain
 
 
 def optimization_run(actor: Actor, agent_id: str, feedback_ids: list[str] | None = None, *,
@@ -60,19 +61,6 @@ def generate(*, wait_s: float = 0.0, **settings) -> int:
     claimed and worked on until none is due; with ``wait_s``, until none has been due for that
     long (a failed attempt is due again after a short delay). ``settings`` are the Settings'
     fields (llm_base_url, optimization_lease_s...). Returns how many claims were worked."""
-    import time
-
     from api.optimization_worker import OptimizationWorkers
     from core.settings import Settings
-    worker = OptimizationWorkers(Settings(**{"optimization_lease_s": 0.4, **settings}))
-    worked, idle_since = 0, time.monotonic()
-    while True:
-        with session():
-            job = worker.claim()
-        if job is not None:
-            worker.work(job)
-            worked, idle_since = worked + 1, time.monotonic()
-        elif time.monotonic() - idle_since >= wait_s:
-            return worked
-        else:
-            time.sleep(0.02)
+    return drain(OptimizationWorkers(Settings(**{"optimization_lease_s": 0.4, **settings})), wait_s)

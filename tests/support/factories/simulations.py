@@ -1,9 +1,8 @@
 """Simulations' work done in the test's thread, as the simulation worker's threads do it."""
 from __future__ import annotations
 
-import time
-
 from models.kernel.db import session
+from tests.support.threads import drain
 
 
 def simulate(*, wait_s: float = 0.0, **settings) -> int:
@@ -13,18 +12,7 @@ def simulate(*, wait_s: float = 0.0, **settings) -> int:
     app was configured with. Returns how many claims were worked."""
     from api.simulation_worker import SimulationWorkers
     from core.settings import Settings
-    worker = SimulationWorkers(Settings(**{"simulation_lease_s": 0.4, **settings}))
-    worked, idle_since = 0, time.monotonic()
-    while True:
-        with session():
-            job = worker.claim()
-        if job is not None:
-            worker.work(job)
-            worked, idle_since = worked + 1, time.monotonic()
-        elif time.monotonic() - idle_since >= wait_s:
-            return worked
-        else:
-            time.sleep(0.02)
+    return drain(SimulationWorkers(Settings(**{"simulation_lease_s": 0.4, **settings})), wait_s)
 
 
 def simulation(actor, entity_id: str, *, name: str = "Simulation", script: list[str] | None = None,
