@@ -1,8 +1,9 @@
 """Threads of an API process that take durable jobs from a table, one at a time.
 
 Each thread claims a due job (the claim leases it, in the database, so no other thread or process
-takes it), works on it, and claims again; with none due it waits ``poll_s``, or less when
-``wake()`` says new jobs were committed in this process. A failed claim (the database away for a
+takes it), works on it, and claims again; with none due it waits ``poll_s``, or less when jobs of
+its ``due_table`` were committed due in this process (models.kernel.leases.announce_due), or
+``wake()`` is called. A failed claim (the database away for a
 while) is logged and tried again at the next poll: the jobs wait in their table. Stopping claims
 no more jobs and waits a little for the threads; a job under way that outlasts the wait is left
 to its lease and taken again after a restart.
@@ -12,14 +13,16 @@ from __future__ import annotations
 import logging
 import threading
 
+from models.kernel import leases
 from models.kernel.db import session
 
 
 class ClaimingThreads:
     """``claim()`` (in a database session) and ``work(job)`` are the subclass's."""
 
-    def __init__(self, count: int, name: str, poll_s: float, log: logging.Logger) -> None:
-        self.count, self.name, self.poll_s, self.log = count, name, poll_s, log
+    def __init__(self, count: int, name: str, poll_s: float, log: logging.Logger,
+                 due_table: str | None = None) -> None:
+        self.count, self.name, self.poll_s, self.log, self.due_table = count, name, poll_s, log, due_table
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -38,12 +41,16 @@ class ClaimingThreads:
         self._wake.set()
 
     def start(self) -> None:
+        if self.count and self.due_table:
+            leases.on_due(self.due_table, self.wake)
         for n in range(self.count):
             thread = threading.Thread(target=self._run, name=f"{self.name}-{n}", daemon=True)
             thread.start()
             self._threads.append(thread)
 
     def stop(self, wait_s: float = 5.0) -> None:
+        if self.due_table:
+            leases.forget(self.due_table, self.wake)
         self._stop.set()
         self._wake.set()
         for thread in self._threads:

@@ -28,13 +28,13 @@ from models.simulations import execution, voice
 from .claiming_threads import ClaimingThreads, HeldLease
 
 log = logging.getLogger("api.simulations")
-# How often an idle thread looks for an iteration.
+# How often an idle thread looks for an iteration queued by another process (this one's wake it).
 POLL_S = 1.0
 
 
 class SimulationWorkers(ClaimingThreads):
     def __init__(self, settings: Settings) -> None:
-        super().__init__(settings.simulation_workers, "simulation", POLL_S, log)
+        super().__init__(settings.simulation_workers, "simulation", POLL_S, log, due_table=execution.TABLE)
         self.settings = settings
         self._engine = None
         self._engine_lock = threading.Lock()

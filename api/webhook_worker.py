@@ -2,7 +2,7 @@
 
 Each thread claims the most overdue event, POSTs it (api.webhook_delivery) and stores the
 outcome. An idle thread looks for due events every POLL_S, and at once when this process commits
-new events (models.webhooks.outbox.on_enqueued); events written by another process or host are
+new events (models.webhooks.outbox.notify_enqueued); events written by another process or host are
 found at the next poll. The lease a claim holds outlasts any attempt (twice the total timeout
 and a margin), so no event is POSTed by two workers at the same moment; a process that dies
 mid-attempt leaves the event to be taken again when the lease runs out.
@@ -78,19 +78,10 @@ def _test_senders() -> anyio.CapacityLimiter:
 
 class WebhookWorkers(ClaimingThreads):
     def __init__(self, settings: Settings) -> None:
-        super().__init__(settings.webhook_workers, "webhooks", POLL_S, log)
+        # An attempt that outlasts the stop's wait is sent again after a restart (receivers dedup
+        # on webhook-id).
+        super().__init__(settings.webhook_workers, "webhooks", POLL_S, log, due_table=outbox.TABLE)
         self.settings = settings
-
-    def start(self) -> None:
-        if self.count:
-            outbox.on_enqueued(self.wake)
-            super().start()
-
-    def stop(self, wait_s: float = 5.0) -> None:
-        """An attempt that outlasts the wait is sent again after a restart (receivers dedup on
-        webhook-id)."""
-        outbox.forget_listener(self.wake)
-        super().stop(wait_s)
 
     def claim(self) -> outbox.Claimed | None:
         return outbox.claim(lease_s(self.settings.webhook_timeout_s))

@@ -17,6 +17,7 @@ failed attempt is retried after a delay with full jitter (``backoff_s``).
 from __future__ import annotations
 
 import random
+import threading
 from dataclasses import dataclass
 
 from models.kernel.db import database, is_postgres
@@ -80,6 +81,32 @@ class LeasedWork:
         another worker once the lease ran out)."""
         with database.atomic():
             return self._renew.execute(until, key, token).rowcount == 1
+
+
+# The threads of this process waiting for work of each kind (by table), told when rows of it were
+# committed due: they claim at once instead of at their next poll. Rows written by another process
+# are found at the poll.
+_waiting: dict[str, list] = {}
+_waiting_lock = threading.Lock()
+
+
+def on_due(table: str, callback) -> None:
+    with _waiting_lock:
+        _waiting.setdefault(table, []).append(callback)
+
+
+def forget(table: str, callback) -> None:
+    with _waiting_lock:
+        if callback in _waiting.get(table, ()):
+            _waiting[table].remove(callback)
+
+
+def announce_due(table: str) -> None:
+    """Rows of ``table`` are due: call once they have committed (``db.after_commit``)."""
+    with _waiting_lock:
+        callbacks = list(_waiting.get(table, ()))
+    for callback in callbacks:
+        callback()
 
 
 def backoff_s(failures: int, base_s: float, max_s: float, rng: random.Random | None = None) -> float:

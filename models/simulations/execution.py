@@ -41,8 +41,9 @@ class Claimed(NamedTuple):
     lease_token: datetime  # the lease's end as set: a renewal or an outcome holds only for it
 
 
+TABLE = Iteration._meta.table_name
 _ITERATIONS = LeasedWork(
-    table="simulation_iteration", key="id",
+    table=TABLE, key="id",
     due="(w.status = 'queued' OR (w.status = 'running' AND w.lease_until < {p})) AND w.due_at <= {p}",
     order="w.due_at, w.simulation_id, w.number",
     claim_sets="status = 'running', lease_until = {p}, attempts = attempts + 1, started_at = COALESCE(started_at, {p})",

@@ -26,8 +26,9 @@ from models.assertions.tables import AssertionSuite as Suite
 from models.conversations import targets
 from models.identity.principal import Principal
 from models.kernel import chat_completions
-from models.kernel.db import database, is_postgres, utcnow
+from models.kernel.db import after_commit, database, is_postgres, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
+from models.kernel.leases import announce_due
 from models.kernel.pagination import Page, workspace_list
 from models.kernel.sql import Prepared
 from models.personas.personas import personas_by_id
@@ -237,6 +238,8 @@ def _queue(workspace_id: str, simulation_id: str, callers: list[tuple[int | None
             for number, (persona_index, scenario_index) in enumerate(callers, 1)]
     for start in range(0, len(rows), 100):
         Iteration.insert_many(rows[start:start + 100]).execute()
+    # This process's workers start on them once they have committed, not at their next poll.
+    after_commit(functools.partial(announce_due, Iteration._meta.table_name))
 
 
 def rerun(principal: Principal, *, workspace_id: str, simulation_id: str, version_id: str | None,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import random
-import threading
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -34,7 +33,7 @@ from peewee import (
 from models.kernel import leases
 from models.kernel.db import database, is_postgres, new_id, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
-from models.kernel.leases import LeasedWork
+from models.kernel.leases import LeasedWork, announce_due
 from models.kernel.pagination import Page, PageQuery, workspace_list
 from models.kernel.sql import Prepared, Statement
 from models.webhooks.tables import WebhookAttempt, WebhookEvent, WebhookSubscription
@@ -102,26 +101,9 @@ class Outcome(NamedTuple):
 
 # --- writing events ---------------------------------------------------------------------------
 
-_listeners: list = []
-_listeners_lock = threading.Lock()
-
-
-def on_enqueued(callback) -> None:
-    """``callback()`` runs after a transaction that wrote events commits in this process (the
-    delivery workers wake at once instead of at their next poll)."""
-    with _listeners_lock:
-        _listeners.append(callback)
-
-
-def forget_listener(callback) -> None:
-    with _listeners_lock:
-        if callback in _listeners:
-            _listeners.remove(callback)
-
-
 def notify_enqueued() -> None:
-    for callback in list(_listeners):
-        callback()
+    """Events were committed due: this process's delivery workers claim them at once."""
+    announce_due(TABLE)
 
 
 def _subscribers(workspace_id):
@@ -178,8 +160,9 @@ def start_ping(*, workspace_id: str, subscription_id: str, lease_s: float, now: 
 
 # The most overdue event of an enabled subscription. Moving next_attempt_at to the lease's end
 # keeps events under way out of the due range that the next claim scans.
+TABLE = "webhook_event"
 _EVENTS = LeasedWork(
-    table="webhook_event", key="id",
+    table=TABLE, key="id",
     due="w.status = 'pending' AND w.next_attempt_at <= {p} "
         "AND EXISTS (SELECT 1 FROM webhook_subscription s WHERE s.id = w.subscription_id AND s.enabled)",
     order="w.next_attempt_at",

@@ -12,7 +12,8 @@ import pytest
 from api.simulation_worker import SimulationWorkers
 from core.settings import Settings
 from models.kernel import chat_completions
-from models.kernel.db import session, utcnow
+from models.kernel import leases
+from models.kernel.db import database, session, utcnow
 from models.simulations import execution
 from models.simulations.tables import Iteration
 from tests.support import factories
@@ -117,6 +118,28 @@ def test_a_scripted_caller_is_answered_turn_by_turn_and_judged_by_the_assigned_s
     assert iteration["usage"] == {"promptTokens": prompt, "completionTokens": completion}
     assert iteration["cost"] == pytest.approx((prompt * 2.0 + completion * 8.0) / 1e6)
     assert done["usage"] == iteration["usage"]
+
+
+def test_a_new_simulation_and_its_rerun_wake_this_processes_workers_once_committed(world):
+    """Workers poll for iterations other processes queue; this process's start on its own at once."""
+    api, owner, agent = world
+    told = []
+
+    def wake():
+        with session():
+            told.append((database.in_transaction(),
+                         Iteration.select().where(Iteration.status == "queued").count()))
+
+    leases.on_due(execution.TABLE, wake)
+    try:
+        first = scripted(api, agent, ["Hello."])
+        assert told == [(False, 1)]  # after the commit: the iteration is there to claim
+        api("POST", f"/simulations/{first['id']}/rerun", json={})
+        assert told == [(False, 1), (False, 2)]
+    finally:
+        leases.forget(execution.TABLE, wake)
+    scripted(api, agent, ["Hello."])
+    assert len(told) == 2  # forgotten
 
 
 def test_a_failed_assertion_fails_the_iteration_with_its_reason(world, llm):

@@ -12,6 +12,7 @@ fields generated valid are replaced, so a body generated invalid stays invalid."
 import itertools
 import os
 import re
+import uuid
 
 import schemathesis
 
@@ -104,6 +105,47 @@ def suite_run_of_the_prepared_caller(ctx, body):
         del body["versionId"]
     if _plain_voice(body.get("voice")):
         del body["voice"]
+    return body
+
+
+# A suite's name made unique (names are unique in a workspace): Hypothesis replays a walk to shrink or
+# mutate it, and a replayed name that an earlier walk took is 409 the second time, with no links to
+# follow; a walk that draws differently on replay ends the phase early (an inconsistent replay).
+@schemathesis.hook("map_body").apply_to(operation_id="createUnitTestSuite")
+def suite_of_a_new_name(ctx, body):
+    name = body.get("name") if isinstance(body, dict) else None
+    if isinstance(name, str) and name.strip() and not CONTROL.search(name) and len(name) <= 91:
+        body = {**body, "name": f"{name} {uuid.uuid4().hex[:8]}"}
+    return body
+
+
+# An assertion with its kind's parameters: those of other kinds dropped (each is 400, naming the
+# kind's), and one the kind requires added when it is missing. So the assertion is created and the
+# walk follows the links from it; a body generated invalid in another way stays invalid.
+_KIND_PARAMETERS = {
+    "contains": ("text", "pattern", "speaker", "caseSensitive"),
+    "not-contains": ("text", "pattern", "speaker", "caseSensitive"),
+    "json-field": ("field", "equals", "exists"), "max-turns": ("max",), "ended-by": ("by",), "judge": ("rubric",)}
+_REQUIRED_OF_KIND = {"contains": {"text": "booked"}, "not-contains": {"text": "sorry"},
+                     "json-field": {"field": "booked", "exists": True}, "max-turns": {"max": 10},
+                     "ended-by": {"by": "agent"}, "judge": {"rubric": "The agent confirms the booking."}}
+
+
+@schemathesis.hook("map_body").apply_to(operation_id="createUnitTestAssertion")
+def assertion_of_its_kind(ctx, body):
+    if not isinstance(body, dict) or body.get("kind") not in _KIND_PARAMETERS:
+        return body
+    kind = body["kind"]
+    body = {k: v for k, v in body.items() if k in ("name", "kind") or k in _KIND_PARAMETERS[kind]}
+    for one, other in (("text", "pattern"), ("exists", "equals")):
+        if one in body and other in body:
+            del body[other]
+    # A structured value's keys may hold what a field name may not: the plain check instead.
+    if isinstance(body.get("equals"), (dict, list)):
+        del body["equals"]
+    for name, value in _REQUIRED_OF_KIND[kind].items():
+        if not any(k in body for k in (name, {"text": "pattern", "exists": "equals"}.get(name, name))):
+            body[name] = value
     return body
 
 
