@@ -199,9 +199,15 @@ def record(job: Claimed, outcome: Outcome, *, retry_base_s: float, now: datetime
     E, S = WebhookEvent, WebhookSubscription
     mine = (E.id == job.event_id) & (E.attempts == job.attempt) & (E.status == "pending")
     with database.atomic():
-        # The event's row locked first, as the update below would, so that a delete of its call
-        # or subscription (cascading to it) waits for the attempt's entry, then takes it along,
-        # instead of leaving it a dangling reference; SQLite's transactions hold the write lock.
+        # The subscription's row locked before the event's, in the order that disabling it (its
+        # row, then pausing its events) and deleting it (cascading to them) take: the attempt's
+        # outcome updates the subscription's health, and taking the two the other way round
+        # deadlocks with a disable. A ping leaves its health alone and locks only the event.
+        if job.event_type != "ping" and _SUBSCRIPTION_HELD[is_postgres()].one(job.subscription_id) is None:
+            return None
+        # The event's row locked next, as the update below would, so that a delete of its call
+        # (cascading to it) waits for the attempt's entry, then takes it along, instead of leaving
+        # it a dangling reference; SQLite's transactions hold the write lock.
         if _EVENT_HELD[is_postgres()].one(job.event_id) is None:
             return None
         WebhookAttempt.insert(workspace=job.workspace_id, event=job.event_id, subscription=job.subscription_id,
@@ -225,6 +231,8 @@ def record(job: Claimed, outcome: Outcome, *, retry_base_s: float, now: datetime
 
 _EVENT_HELD = {postgres: Statement("SELECT 1 FROM webhook_event WHERE id = {p}"
                                    + (" FOR NO KEY UPDATE" if postgres else "")) for postgres in (True, False)}
+_SUBSCRIPTION_HELD = {postgres: Statement("SELECT 1 FROM webhook_subscription WHERE id = {p}"
+                                          + (" FOR NO KEY UPDATE" if postgres else "")) for postgres in (True, False)}
 
 
 def _error_summary(outcome: Outcome) -> str:

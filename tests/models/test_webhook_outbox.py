@@ -4,6 +4,8 @@ event from two workers at once and hand it on when a worker dies, and concurrent
 from __future__ import annotations
 
 import random
+import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -213,3 +215,50 @@ def test_the_outcome_of_an_event_deleted_with_its_call_meanwhile_is_dropped_and_
         assert WebhookEvent.select().where(WebhookEvent.id == job.event_id).count() == 0
         assert WebhookAttempt.select().where(WebhookAttempt.event == job.event_id).count() == 0
         assert outbox.claim(LEASE_S) is None
+
+
+# SQLite has one writer at a time: its transactions cannot deadlock on rows.
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_an_outcome_stored_while_the_subscription_is_disabled_waits_for_it_instead_of_deadlocking(owner, db):
+    """A disable updates the subscription, then pauses its events; an attempt's outcome updates the
+    event, then the subscription's health. On PostgreSQL both take row locks: the outcome must take
+    the subscription's first, or each waits for the other's (deadlock detected, one aborted)."""
+    from tests.conftest import _pg_admin
+    subscription_id = subscription(owner)
+    a_call_with_events(owner)
+    with session():
+        job = outbox.claim(LEASE_S)
+    disabling = _pg_admin(db)
+    disabling.autocommit = False
+    try:
+        with disabling.cursor() as cur:
+            cur.execute("SET statement_timeout = '20s'")
+            cur.execute("UPDATE webhook_subscription SET enabled = false WHERE id = %s", (subscription_id,))
+
+            def store():
+                with session():
+                    return outbox.record(job, failed(utcnow()), retry_base_s=BASE_S)
+
+            thread_result: list = []
+            thread = threading.Thread(target=lambda: thread_result.append(store()))
+            thread.start()
+            # The outcome's transaction waits on a row lock before the disable goes on.
+            with _pg_admin(db) as watcher, watcher.cursor() as watch:
+                for _ in range(200):
+                    watch.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                  "AND wait_event_type = 'Lock'")
+                    if watch.fetchone()[0]:
+                        break
+                    time.sleep(0.05)
+                else:
+                    pytest.fail("the outcome never waited for the disable's lock")
+            cur.execute("UPDATE webhook_event SET status = 'paused' WHERE subscription_id = %s AND status = 'pending'",
+                        (subscription_id,))
+        disabling.commit()
+    finally:
+        disabling.close()
+    thread.join(30)
+    assert thread_result == [None]  # the event was paused meanwhile: its outcome changes nothing
+    with session():
+        assert WebhookEvent.get_by_id(job.event_id).status == "paused"
