@@ -225,11 +225,23 @@ def _validate_each_contract_once():
         self._raw_spec, self._spec = resolved[key]
         self._base_uri = base_uri
 
+    # The document itself is parsed once per process (api.contract.document): the same object, whose
+    # keys connexion copies as strings for every app (0.09 s) unless it is the one it copied before.
+    original_from_dict = Specification.__dict__["from_dict"]
+    string_keyed: dict[int, tuple[dict, dict]] = {}
+
+    def from_dict_once(cls, spec, *, base_uri=""):
+        if id(spec) not in string_keyed:  # the document held, so that its id is not another's
+            string_keyed[id(spec)] = (spec, original_from_dict.__func__(cls, spec, base_uri=base_uri)._raw_spec)
+        return OpenAPISpecification(string_keyed[id(spec)][1], base_uri=base_uri)
+
     Specification._validate_spec = classmethod(validate_once)
     OpenAPISpecification.__init__ = init_once
+    Specification.from_dict = classmethod(from_dict_once)
     yield
     Specification._validate_spec = original_validate
     OpenAPISpecification.__init__ = original_init
+    Specification.from_dict = original_from_dict
 
 
 class ContractCheckedClient(TestClient):
