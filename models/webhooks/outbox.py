@@ -198,12 +198,13 @@ def record(job: Claimed, outcome: Outcome, *, retry_base_s: float, now: datetime
     now = now or utcnow()
     E, S = WebhookEvent, WebhookSubscription
     mine = (E.id == job.event_id) & (E.attempts == job.attempt) & (E.status == "pending")
+    health = job.event_type != "ping"
     with database.atomic():
-        # The subscription's row locked before the event's, in the order that disabling it (its
-        # row, then pausing its events) and deleting it (cascading to them) take: the attempt's
-        # outcome updates the subscription's health, and taking the two the other way round
-        # deadlocks with a disable. A ping leaves its health alone and locks only the event.
-        if job.event_type != "ping" and _SUBSCRIPTION_HELD[is_postgres()].one(job.subscription_id) is None:
+        # A failed attempt updates the subscription's health (and may disable it) in this
+        # transaction: its row is locked before the event's, in the order that disabling it (its
+        # row, then pausing its events) and deleting it (cascading to them) take. The other way
+        # round deadlocks with a disable.
+        if health and not outcome.succeeded and _SUBSCRIPTION_HELD[is_postgres()].one(job.subscription_id) is None:
             return None
         # The event's row locked next, as the update below would, so that a delete of its call
         # (cascading to it) waits for the attempt's entry, then takes it along, instead of leaving
@@ -217,15 +218,18 @@ def record(job: Claimed, outcome: Outcome, *, retry_base_s: float, now: datetime
         if outcome.succeeded:
             status = "delivered"
             changed = E.update(status=status, delivered_at=now, lease_until=None, last_error=None).where(mine).execute()
-            if job.event_type != "ping":
-                S.update(failing_since=None).where((S.id == job.subscription_id) & S.failing_since.is_null(False)).execute()
-            return status if changed else None
-        next_at = now + timedelta(seconds=backoff_s(job.attempt, retry_base_s, rng))
-        status = "failed" if next_at > job.give_up_at else "pending"
-        changed = E.update(status=status, next_attempt_at=next_at, lease_until=None,
-                           last_error=_error_summary(outcome)).where(mine).execute()
-        if job.event_type != "ping":
-            _count_failure(job.subscription_id, now)
+        else:
+            next_at = now + timedelta(seconds=backoff_s(job.attempt, retry_base_s, rng))
+            status = "failed" if next_at > job.give_up_at else "pending"
+            changed = E.update(status=status, next_attempt_at=next_at, lease_until=None,
+                               last_error=_error_summary(outcome)).where(mine).execute()
+            if health:
+                _count_failure(job.subscription_id, now)
+    if outcome.succeeded and health:
+        # The subscription is healthy again: in a statement of its own, after the event's, so that
+        # deliveries to one subscription do not queue on its row (a failure counted in between
+        # is cleared with it, as the next delivery would clear it).
+        S.update(failing_since=None).where((S.id == job.subscription_id) & S.failing_since.is_null(False)).execute()
     return status if changed else None
 
 

@@ -15,7 +15,7 @@ from models.kernel import encryption
 from models.kernel.db import session, utcnow
 from models.webhooks import addresses, outbox, subscriptions
 from models.webhooks.outbox import MAX_BACKOFF_S, RETRY_WINDOW_S, Outcome, backoff_s
-from models.webhooks.tables import WebhookAttempt, WebhookEvent
+from models.webhooks.tables import WebhookAttempt, WebhookEvent, WebhookSubscription
 from tests.support import factories
 from tests.support.threads import run_threads
 
@@ -220,15 +220,21 @@ def test_the_outcome_of_an_event_deleted_with_its_call_meanwhile_is_dropped_and_
 # SQLite has one writer at a time: its transactions cannot deadlock on rows.
 @pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
-def test_an_outcome_stored_while_the_subscription_is_disabled_waits_for_it_instead_of_deadlocking(owner, db):
+@pytest.mark.parametrize("outcome, status, stored", [(failed, "paused", None), (succeeded, "delivered", "delivered")])
+def test_an_outcome_stored_while_the_subscription_is_disabled_waits_for_it_instead_of_deadlocking(
+        owner, db, outcome, status, stored):
     """A disable updates the subscription, then pauses its events; an attempt's outcome updates the
-    event, then the subscription's health. On PostgreSQL both take row locks: the outcome must take
-    the subscription's first, or each waits for the other's (deadlock detected, one aborted)."""
+    event and the subscription's health. On PostgreSQL both take row locks: a failure's outcome takes
+    the subscription's first, a delivery's clears the health after its event's commit; otherwise
+    each waits for the other's (deadlock detected, one aborted). A failure waits for the disable and
+    finds its event paused; a delivery is stored, then waits to clear the health."""
     from tests.conftest import _pg_admin
     subscription_id = subscription(owner)
     a_call_with_events(owner)
     with session():
         job = outbox.claim(LEASE_S)
+        # Failing since a while: a delivery has the health to clear, so it too waits for the disable.
+        WebhookSubscription.update(failing_since=utcnow()).where(WebhookSubscription.id == subscription_id).execute()
     disabling = _pg_admin(db)
     disabling.autocommit = False
     try:
@@ -238,7 +244,7 @@ def test_an_outcome_stored_while_the_subscription_is_disabled_waits_for_it_inste
 
             def store():
                 with session():
-                    return outbox.record(job, failed(utcnow()), retry_base_s=BASE_S)
+                    return outbox.record(job, outcome(utcnow()), retry_base_s=BASE_S)
 
             thread_result: list = []
             thread = threading.Thread(target=lambda: thread_result.append(store()))
@@ -259,6 +265,8 @@ def test_an_outcome_stored_while_the_subscription_is_disabled_waits_for_it_inste
     finally:
         disabling.close()
     thread.join(30)
-    assert thread_result == [None]  # the event was paused meanwhile: its outcome changes nothing
+    assert thread_result == [stored]
     with session():
-        assert WebhookEvent.get_by_id(job.event_id).status == "paused"
+        assert WebhookEvent.get_by_id(job.event_id).status == status
+        healthy = WebhookSubscription.get_by_id(subscription_id).failing_since is None
+        assert healthy == (stored == "delivered")
