@@ -228,15 +228,16 @@ def test_an_outcome_stored_while_the_subscription_is_disabled_waits_for_it_inste
     the subscription's first, a delivery's clears the health after its event's commit; otherwise
     each waits for the other's (deadlock detected, one aborted). A failure waits for the disable and
     finds its event paused; a delivery is stored, then waits to clear the health."""
-    from tests.conftest import _pg_admin
+    import psycopg2
     subscription_id = subscription(owner)
     a_call_with_events(owner)
     with session():
         job = outbox.claim(LEASE_S)
         # Failing since a while: a delivery has the health to clear, so it too waits for the disable.
         WebhookSubscription.update(failing_since=utcnow()).where(WebhookSubscription.id == subscription_id).execute()
-    disabling = _pg_admin(db)
-    disabling.autocommit = False
+    disabling = psycopg2.connect(db)
+    watcher = psycopg2.connect(db)
+    watcher.autocommit = True  # each look a statement of its own: a transaction sees one snapshot of the activity
     try:
         with disabling.cursor() as cur:
             cur.execute("SET statement_timeout = '20s'")
@@ -250,7 +251,7 @@ def test_an_outcome_stored_while_the_subscription_is_disabled_waits_for_it_inste
             thread = threading.Thread(target=lambda: thread_result.append(store()))
             thread.start()
             # The outcome's transaction waits on a row lock before the disable goes on.
-            with _pg_admin(db) as watcher, watcher.cursor() as watch:
+            with watcher.cursor() as watch:
                 for _ in range(200):
                     watch.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                                   "AND wait_event_type = 'Lock'")
@@ -264,6 +265,7 @@ def test_an_outcome_stored_while_the_subscription_is_disabled_waits_for_it_inste
         disabling.commit()
     finally:
         disabling.close()
+        watcher.close()
     thread.join(30)
     assert thread_result == [stored]
     with session():
