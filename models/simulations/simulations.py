@@ -227,6 +227,7 @@ def create(principal: Principal, *, workspace_id: str, name: str, entity_type: s
         scenario_indexes = range(len(callers.scenarios)) if callers.scenarios else [None]
         _queue(workspace_id, row.id, [(p, s) for p in persona_indexes for s in scenario_indexes
                                       for _ in range(conversations)], now)
+    _announce()
     return get(workspace_id=workspace_id, simulation_id=row.id)
 
 
@@ -238,7 +239,11 @@ def _queue(workspace_id: str, simulation_id: str, callers: list[tuple[int | None
             for number, (persona_index, scenario_index) in enumerate(callers, 1)]
     for start in range(0, len(rows), 100):
         Iteration.insert_many(rows[start:start + 100]).execute()
-    # This process's workers start on them once they have committed, not at their next poll.
+
+
+def _announce() -> None:
+    """This process's workers start on the queued iterations once they have committed (at the end
+    of the request's unit of work, if any), not at their next poll."""
     after_commit(functools.partial(announce_due, Iteration._meta.table_name))
 
 
@@ -263,6 +268,7 @@ def rerun(principal: Principal, *, workspace_id: str, simulation_id: str, versio
         source = (Iteration.in_workspace(workspace_id, Iteration.persona_index, Iteration.scenario_index)
                   .where(Iteration.simulation == base.id).order_by(Iteration.number).tuples())
         _queue(workspace_id, row.id, list(source), now)
+    _announce()
     return get(workspace_id=workspace_id, simulation_id=row.id)
 
 

@@ -160,7 +160,7 @@ def start_ping(*, workspace_id: str, subscription_id: str, lease_s: float, now: 
 
 # The most overdue event of an enabled subscription. Moving next_attempt_at to the lease's end
 # keeps events under way out of the due range that the next claim scans.
-TABLE = "webhook_event"
+TABLE = WebhookEvent._meta.table_name
 _EVENTS = LeasedWork(
     table=TABLE, key="id",
     due="w.status = 'pending' AND w.next_attempt_at <= {p} "

@@ -136,10 +136,13 @@ def test_a_new_simulation_and_its_rerun_wake_this_processes_workers_once_committ
         assert told == [(False, 1)]  # after the commit: the iteration is there to claim
         api("POST", f"/simulations/{first['id']}/rerun", json={})
         assert told == [(False, 1), (False, 2)]
+        # Made by the domain outside a request's unit of work: after its own transaction too.
+        factories.simulation(owner, agent, script=["Hello."])
+        assert told[-1] == (False, 3)
     finally:
         leases.forget(execution.TABLE, wake)
     scripted(api, agent, ["Hello."])
-    assert len(told) == 2  # forgotten
+    assert len(told) == 3  # forgotten
 
 
 def test_a_failed_assertion_fails_the_iteration_with_its_reason(world, llm):
