@@ -3,7 +3,8 @@
 Every operation of the contract whose method is not GET changes something, so the handler
 wrapper (api.app) records an entry (models.audit.audit_log) after it succeeds, in its session, with:
 - the actor: the admitted principal's user and credential id; an operation that admits nobody
-  (accepting an invitation) names in its result the user and the access token it made;
+  (accepting an invitation) names in its result the user and the access token it made, or, marked
+  ``x-audit-actor: web_call_token`` (redeeming one), the token it spent (``tokenId``);
 - the operation's id; the resource's type (the path's fixed segments up to its last parameter,
   or ``x-audit-resource``) and id (that parameter's value, else the ``id`` the result carries);
 - the request id and the source address;
@@ -68,6 +69,7 @@ class AuditedOperation:
         self.names_only = spec.get("x-audit-changes") == "names"
         # The change commits in batches of its own: the entry cannot share its transaction.
         self.own_transaction = spec.get("x-audit-transaction") == "own"
+        self.token_actor = spec.get("x-audit-actor")
 
     def start(self) -> dict | None:
         """Before the handler: where its ``note()``s go (each request runs in a context of its own)."""
@@ -99,7 +101,7 @@ class AuditedOperation:
         fields = {**body, **{k: v for k, v in kwargs.items() if k not in _NOT_CHANGES and k not in self.path_parameters}}
         changes = {"fields": sorted(fields)} if self.names_only else audit_log.summarize(fields)
         changes.update(audit_log.summarize(notes))
-        actor = _actor(principal, result)
+        actor = _actor(principal, result, self.token_actor)
         resource_id = (kwargs.get(self.path_parameters[-1]) if self.path_parameters else None) or _id_in(result)
         if self.forgets_workspace:
             log.info("audit: %s by user %s (credential %s) of workspace %s, request %s", self.operation_id,
@@ -149,10 +151,12 @@ def _id_in(result) -> str | None:
     return None
 
 
-def _actor(principal: Principal | None, result) -> audit_log.Actor:
+def _actor(principal: Principal | None, result, token_actor: str | None = None) -> audit_log.Actor:
     if principal is not None:
         return audit_log.Actor(principal.user_id, principal.credential_id, principal.kind)
     result = result if isinstance(result, dict) else {}
+    if token_actor:  # a single-use token spent by the request: no user, the token its credential
+        return audit_log.Actor(None, result.get("tokenId"), token_actor)
     return audit_log.Actor((result.get("user") or {}).get("id"), (result.get("accessToken") or {}).get("id"),
                        "invitation")
 

@@ -201,6 +201,20 @@ PREPARED_FIELDS["addFeedbackReference"] = _persona_referenced
 PREPARED_FIELDS["assignUnitTestSuite"] = lambda platform, actor: {"entityId": factories.agent(actor)}
 PREPARED_OVERRIDES.update(raiseReviewFeedback=_done_review, addFeedbackReference=_feedback,
                           deleteFeedbackReference=_feedback_reference)
+# Call access: a token issued for an agent of the workspace, redeemed with no credential (its
+# actor is the token); share links of a call of the workspace.
+PREPARED_FIELDS["createWebCallToken"] = lambda platform, actor: {"agentId": factories.agent(actor)}
+PREPARED_BODIES["redeemWebCallToken"] = lambda platform, actor: {
+    "token": factories.web_call_token(actor, factories.agent(actor))[1]}
+PREPARED_OVERRIDES.update(createShareLink=lambda platform, actor: {"callId": factories.call(actor)},
+                          revokeShareLink=lambda platform, actor: dict(zip(
+                              ("callId", "shareLinkId"), _call_with_link(actor))))
+TOKEN_ACTORS = {"acceptInvitation", "redeemWebCallToken"}
+
+
+def _call_with_link(actor) -> tuple[str, str]:
+    call_id = factories.call(actor)
+    return call_id, factories.share_link(actor, call_id)[0]
 
 
 def _entries(request_id: str):
@@ -237,14 +251,14 @@ def test_every_change_is_audited(platform, op):
     assert entries, f"{op.operation_id} left no audit entry"
     entry = entries[0]
     assert entry["operation_id"] == op.operation_id and entry["source_address"]
-    assert entry["resource_type"] and entry["actor_kind"] in ("access_token", "invitation")
-    if op.operation_id != "acceptInvitation":
+    assert entry["resource_type"] and entry["actor_kind"] in ("access_token", "invitation", "web_call_token")
+    if op.operation_id not in TOKEN_ACTORS:
         assert (entry["actor_user_id"], entry["actor_credential_id"]) == (owner.user_id, _token_id(owner))
     path_ids = [v for k, v in overrides.items() if f"{{{k}}}" in op.path]
     if path_ids:
         assert entry["resource_id"] == str(path_ids[-1])
     text = json.dumps(entry["changes"])
-    assert owner.secret not in text and "vai_" not in text and "whsec_" not in text
+    assert owner.secret not in text and not any(prefix in text for prefix in ("vai_", "vaw_", "vas_", "whsec_"))
 
 
 def _token_id(actor) -> str:

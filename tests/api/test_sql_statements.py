@@ -412,3 +412,28 @@ def test_pages_of_chat_sessions_and_messages_cost_the_same_whatever_their_size(p
     for path in (f"{base}?{ws}", f"{base}/{session_id}/messages?{ws}",
                  f"{base}/{session_id}?workspaceId={owner.workspace_id}"):
         assert len(count(platform, statements, path, owner)) == admission() + 1, path
+
+
+# --- call access --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_pages_of_web_call_tokens_and_share_links_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    agent, call = factories.agent(owner), factories.call(owner)
+    for _ in range(rows):
+        factories.web_call_token(owner, agent)
+        factories.share_link(owner, call)
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total in one statement.
+    for path in (f"/web-calls/tokens?{ws}", f"/call/{call}/share-links?{ws}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+
+
+def test_a_shared_call_costs_its_address_count_and_one_statement(platform, statements):
+    owner = platform.workspace()
+    _, token = factories.share_link(owner, factories.call(owner, agent_id=factories.agent(owner)))
+    platform.client.get(f"/api/v2/shared/calls/{token}")
+    statements.sql.clear()
+    assert platform.client.get(f"/api/v2/shared/calls/{token}").status_code == 200
+    # The client address's count (one upsert, no credential to read) and the link read with its call.
+    assert len(statements.sql) == 2, statements.sql
