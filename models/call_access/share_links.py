@@ -100,7 +100,10 @@ def create(principal: Principal, *, workspace_id: str, call_id: str, expires_in_
     if not MIN_HOURS <= expires_in_hours <= MAX_HOURS:
         raise InvalidInput(f"expiresInHours must be {MIN_HOURS} to {MAX_HOURS}; {expires_in_hours} given.")
     with database.atomic():
-        require_call(workspace_id, call_id, lock=True)  # orders concurrent links of the call, for the bound
+        # Written first, the call's row orders concurrent links of the call, for the bound: its row
+        # lock on PostgreSQL, the database's write lock on SQLite.
+        if not Call.update(id=Call.id).where((Call.workspace == workspace_id) & (Call.id == call_id)).execute():
+            raise NotFound(f"No call {call_id} in this workspace.")
         open_links = _of_call(workspace_id, call_id, fn.COUNT(_L.id)).where(
             _L.revoked_at.is_null() & (_L.expires_at > now)).scalar()
         if open_links >= MAX_OPEN_PER_CALL:

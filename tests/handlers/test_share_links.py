@@ -14,6 +14,7 @@ from models.call_access.tables import CallShareLink
 from models.kernel.db import session, utcnow
 from tests.support import factories
 from tests.support.client import Api, owner
+from tests.support.threads import run_threads
 from tests.support.uploads import WAV, upload
 
 LINK_FIELDS = {"id", "workspaceId", "callId", "includeRecording", "createdBy", "createdAt", "expiresAt", "revokedAt",
@@ -198,6 +199,20 @@ def test_a_call_has_at_most_100_open_links(api):
     assert "at most 100" in share(api, call, 409)["message"]
     api("DELETE", f"/call/{call}/share-links/{last['id']}")
     assert share(api, call)["shareLink"]["status"] == "active"
+
+
+def test_links_made_at_once_stop_at_the_bound(api, platform):
+    call = factories.call(api.actor)
+    for _ in range(95):
+        factories.share_link(api.actor, call)
+
+    def post(index: int) -> int:
+        return platform.client.post(f"/api/v2/call/{call}/share-links", params={"workspaceId": api.actor.workspace_id},
+                                    headers=api.actor.headers, json={}).status_code
+
+    statuses = run_threads(10, post)
+    assert sorted(statuses) == [200] * 5 + [409] * 5, statuses
+    assert api("GET", f"/call/{call}/share-links")["pagination"]["total"] == 100
 
 
 def test_sharing_needs_calls_share(api, platform):
