@@ -68,6 +68,9 @@ class AuditedOperation:
         self.names_only = spec.get("x-audit-changes") == "names"
         # The change commits in batches of its own: the entry cannot share its transaction.
         self.own_transaction = spec.get("x-audit-transaction") == "own"
+        # Who acted, for an operation that admits nobody but names in its result the user and the
+        # access token it made: an invitation's acceptance, or a sign-in.
+        self.anonymous_actor = spec.get("x-audit-actor", "invitation")
 
     def start(self) -> dict | None:
         """Before the handler: where its ``note()``s go (each request runs in a context of its own)."""
@@ -99,7 +102,7 @@ class AuditedOperation:
         fields = {**body, **{k: v for k, v in kwargs.items() if k not in _NOT_CHANGES and k not in self.path_parameters}}
         changes = {"fields": sorted(fields)} if self.names_only else audit_log.summarize(fields)
         changes.update(audit_log.summarize(notes))
-        actor = _actor(principal, result)
+        actor = _actor(principal, result, self.anonymous_actor)
         resource_id = (kwargs.get(self.path_parameters[-1]) if self.path_parameters else None) or _id_in(result)
         if self.forgets_workspace:
             log.info("audit: %s by user %s (credential %s) of workspace %s, request %s", self.operation_id,
@@ -149,12 +152,11 @@ def _id_in(result) -> str | None:
     return None
 
 
-def _actor(principal: Principal | None, result) -> audit_log.Actor:
+def _actor(principal: Principal | None, result, kind: str) -> audit_log.Actor:
     if principal is not None:
         return audit_log.Actor(principal.user_id, principal.credential_id, principal.kind)
     result = result if isinstance(result, dict) else {}
-    return audit_log.Actor((result.get("user") or {}).get("id"), (result.get("accessToken") or {}).get("id"),
-                       "invitation")
+    return audit_log.Actor((result.get("user") or {}).get("id"), (result.get("accessToken") or {}).get("id"), kind)
 
 
 def _source_address() -> str | None:
