@@ -37,8 +37,8 @@ def complete_sign_in(body: dict):
 
 
 def enrol_mfa_to_sign_in(body: dict):
-    secret, uri = signing_in.enrol_with_challenge(body["challenge"])
-    return ok({"secret": secret, "provisioningUri": uri},
+    user_id, email, secret, uri = signing_in.enrol_with_challenge(body["challenge"])
+    return ok({"secret": secret, "provisioningUri": uri, "user": {"id": user_id, "email": email}},
               "Add the secret to an authenticator app, then confirm with a code at /auth/sign-in/mfa-confirm; "
               "it is shown this once")
 

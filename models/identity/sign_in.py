@@ -210,12 +210,12 @@ def complete_with_code(challenge: str, *, code: str | None = None, recovery_code
     return signed_in
 
 
-def enrol_with_challenge(challenge: str, *, now: datetime | None = None) -> tuple[str, str]:
-    """A second factor's secret and URI for the user of an enrolment challenge (which stays open
-    for the confirmation)."""
+def enrol_with_challenge(challenge: str, *, now: datetime | None = None) -> tuple[str, str, str, str]:
+    """The user of an enrolment challenge (which stays open for the confirmation): their id and
+    email, and their second factor's secret and URI."""
     now = now or utcnow()
     _, user_id, email = _open_challenge(challenge, "enrol", now)
-    return mfa.enrol(user_id, email, now=now)
+    return (user_id, email, *mfa.enrol(user_id, email, now=now))
 
 
 def confirm_with_challenge(challenge: str, code: str, *, now: datetime | None = None,
