@@ -61,8 +61,10 @@ def bad_credentials(platform, owner):
     ]
 
 
-def test_only_accepting_an_invitation_needs_no_credential():
-    assert [o.operation_id for o in operations() if not o.secured] == ["acceptInvitation"]
+def test_only_accepting_an_invitation_and_signing_in_need_no_credential():
+    # Each holds one of its own: the invitation's token, the password, the sign-in's challenge.
+    assert sorted(o.operation_id for o in operations() if not o.secured) == [
+        "acceptInvitation", "completeSignIn", "confirmMfaToSignIn", "enrolMfaToSignIn", "signIn"]
 
 
 def test_bad_credentials_get_401(platform):

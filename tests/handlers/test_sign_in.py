@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import logging
 
-from models.identity.tables import UserPassword
-from models.kernel.db import session
+from argon2 import PasswordHasher
+
+from models.identity.tables import AccessToken, User, UserPassword
+from models.kernel.db import session, utcnow
 from tests.support.client import Api
 from tests.support.factories import sign_in as signing
 from tests.support.factories.sign_in import PASSWORD
+from tests.support.threads import run_threads
 
 API = "/api/v2"
 
@@ -58,10 +61,31 @@ def test_an_unknown_email_a_user_without_password_and_a_wrong_password_answer_al
     owner = platform.workspace()
     signing.password(owner)
     without = platform.workspace("no password")
+    deactivated = platform.workspace("deactivated")
+    signing.password(deactivated)
+    with session():
+        User.update(is_active=False).where(User.id == deactivated.user_id).execute()
     wrong = error(sign_in(platform, owner.email, "not the password at all", expect=401))
     unknown = error(sign_in(platform, "nobody-here@example.com", expect=401))
     no_password = error(sign_in(platform, without.email, expect=401))
-    assert wrong == unknown == no_password == (401, "unauthenticated", "The email or the password is not right.")
+    inactive = error(sign_in(platform, deactivated.email, expect=401))  # even with the right password
+    assert wrong == unknown == no_password == inactive == (401, "unauthenticated",
+                                                           "The email or the password is not right.")
+
+
+def test_a_hash_made_under_other_parameters_is_redone_at_the_next_right_sign_in(platform):
+    owner = platform.workspace()
+    old = PasswordHasher(time_cost=2, memory_cost=8 * 1024, parallelism=2).hash(PASSWORD)
+    with session():
+        UserPassword.create(user=owner.user_id, password_hash=old, updated_at=utcnow())
+    sign_in(platform, owner.email, "not the password at all", expect=401)
+    with session():
+        assert UserPassword.get(UserPassword.user == owner.user_id).password_hash == old  # a wrong one changes nothing
+    sign_in(platform, owner.email)
+    with session():
+        new = UserPassword.get(UserPassword.user == owner.user_id).password_hash
+    assert new != old and new.startswith("$argon2id$v=19$m=47104,t=1,p=1$")
+    sign_in(platform, owner.email)  # and it still matches
 
 
 def test_the_password_is_checked_within_its_bounds(platform):
@@ -226,3 +250,24 @@ def test_an_invitation_sets_the_new_users_password_within_its_bounds(platform):
     assert platform.client.post(API + "/invitations/accept", json={"token": token}).status_code == 200
     log = str(api("GET", "/workspace/logs", operationId="acceptInvitation")["logs"])
     assert "y" * 12 not in log and "z" * 256 not in log
+
+
+def test_concurrent_tries_never_overrun_the_limit(platform):
+    owner = platform.workspace()
+    signing.password(owner)
+    statuses = run_threads(20, lambda i: platform.client.post(
+        API + "/auth/sign-in", json={"email": owner.email, "password": "a wrong password!"}).status_code)
+    assert sorted(statuses) == [401] * 10 + [429] * 10, statuses
+
+
+def test_a_challenge_completes_one_sign_in_of_many_at_once(platform):
+    owner = platform.workspace()
+    signing.password(owner)
+    secret, _ = signing.second_factor(owner)
+    challenge = result(sign_in(platform, owner.email))["challenge"]
+    code = signing.code(secret)
+    answers = run_threads(8, lambda i: platform.client.post(API + "/auth/sign-in/mfa",
+                                                            json={"challenge": challenge, "code": code}))
+    assert sorted(a.status_code for a in answers) == [200] + [401] * 7
+    with session():
+        assert AccessToken.select().where((AccessToken.user == owner.user_id) & (AccessToken.name == "sign-in")).count() == 1
