@@ -195,7 +195,7 @@ def complete_with_code(challenge: str, *, code: str | None = None, recovery_code
     """The access token of a sign-in whose second step is a code of the user's second factor, or one
     of their recovery codes (which it spends)."""
     if (code is None) == (recovery_code is None):
-        raise InvalidInput("Give either code or recoveryCode, not both.")
+        raise InvalidInput("Give code or recoveryCode: one of them, not both.")
     now = now or utcnow()
     challenge_id, user_id, email = _open_challenge(challenge, "mfa", now)
     _count_try(email, now)
