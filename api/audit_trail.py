@@ -69,7 +69,10 @@ class AuditedOperation:
         self.names_only = spec.get("x-audit-changes") == "names"
         # The change commits in batches of its own: the entry cannot share its transaction.
         self.own_transaction = spec.get("x-audit-transaction") == "own"
-        self.token_actor = spec.get("x-audit-actor")
+        # Who acted, for an operation that admits nobody: an invitation's acceptance or a sign-in,
+        # which name in their result the user and the access token they made, or a single-use
+        # token's redemption, the token itself the credential (x-audit-actor names the kind).
+        self.anonymous_actor = spec.get("x-audit-actor", "invitation")
 
     def start(self) -> dict | None:
         """Before the handler: where its ``note()``s go (each request runs in a context of its own)."""
@@ -101,7 +104,7 @@ class AuditedOperation:
         fields = {**body, **{k: v for k, v in kwargs.items() if k not in _NOT_CHANGES and k not in self.path_parameters}}
         changes = {"fields": sorted(fields)} if self.names_only else audit_log.summarize(fields)
         changes.update(audit_log.summarize(notes))
-        actor = _actor(principal, result, self.token_actor)
+        actor = _actor(principal, result, self.anonymous_actor)
         resource_id = (kwargs.get(self.path_parameters[-1]) if self.path_parameters else None) or _id_in(result)
         if self.forgets_workspace:
             log.info("audit: %s by user %s (credential %s) of workspace %s, request %s", self.operation_id,
@@ -151,14 +154,13 @@ def _id_in(result) -> str | None:
     return None
 
 
-def _actor(principal: Principal | None, result, token_actor: str | None = None) -> audit_log.Actor:
+def _actor(principal: Principal | None, result, kind: str) -> audit_log.Actor:
     if principal is not None:
         return audit_log.Actor(principal.user_id, principal.credential_id, principal.kind)
     result = result if isinstance(result, dict) else {}
-    if token_actor:  # a single-use token spent by the request: no user, the token its credential
-        return audit_log.Actor(None, result.get("tokenId"), token_actor)
-    return audit_log.Actor((result.get("user") or {}).get("id"), (result.get("accessToken") or {}).get("id"),
-                       "invitation")
+    # A single-use token spent by the request (tokenId): no user, the token its credential.
+    credential = (result.get("accessToken") or {}).get("id") or result.get("tokenId")
+    return audit_log.Actor((result.get("user") or {}).get("id"), credential, kind)
 
 
 def _source_address() -> str | None:

@@ -26,8 +26,9 @@ IDS = [o.operation_id for o in OPERATIONS]
 # /workspace, the one workspace a request acts in (a singleton, not a collection).
 # /chat/{entityType}/{entityId}/sessions: a feature, not a collection (what follows is the kind
 # of entity chatted with; its collection is sessions). /shared/calls/{token}: what share links show,
-# a feature too (its collection is calls).
-SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat", "shared"})
+# a feature too (its collection is calls). /auth/sign-in, /auth/mfa: the caller's own signing in and
+# second factor, steps rather than a collection.
+SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat", "shared", "auth"})
 
 # A time range on a list, or on anything else, is since (inclusive) and until (exclusive).
 TIME_RANGE = ("since", "until")
