@@ -39,7 +39,7 @@ REQUIRED = ("callId", "startedAt", "endedAt")
 TEXT_COLUMNS = {"status": (100, False), "endedReason": (100, False), "callEndReasonCategory": (100, False),
                 "customer": (64, False), "phoneNumber": (64, False), "recordingUrl": (2048, False),
                 "summary": (100_000, True), "transcript": (900_000, True)}
-COLUMNS = (*REQUIRED, "durationMs", "durationSeconds", "callType", "agentId", *TEXT_COLUMNS, "tags",
+COLUMNS = (*REQUIRED, "durationMs", "durationSeconds", "answeredAt", "callType", "agentId", *TEXT_COLUMNS, "tags",
            "structuredData")
 _FREE_TEXT = frozenset(column for column, (_, multiline) in TEXT_COLUMNS.items() if multiline)
 _BY_LOWER = {column.lower(): column for column in COLUMNS}
@@ -194,6 +194,8 @@ def report_of(fields: dict, workspace_id: str) -> Report:
             raise InvalidInput(f"{column} is required.")
     call_id = _uuid(fields["callId"], "callId")
     started_at, ended_at = _moment(fields["startedAt"], "startedAt"), _moment(fields["endedAt"], "endedAt")
+    if "answeredAt" in fields:  # kept as given, as a report's own field: the call detail records read it
+        _moment(fields["answeredAt"], "answeredAt")
     raw = {**fields, "callId": call_id}
     if "durationMs" in fields and "durationSeconds" in fields:
         raise InvalidInput("give durationMs or durationSeconds, not both.")

@@ -113,6 +113,7 @@ BAD_ROWS = [
     ({"durationMs": "soon"}, "durationMs must be a number of at least 0."),
     ({"durationMs": 10_000}, "durationMs (10000) must agree with endedAt - startedAt"),
     ({"durationSeconds": 42}, "give durationMs or durationSeconds, not both."),
+    ({"answeredAt": "2026-10-01 09:00"}, "answeredAt must carry a time zone offset"),
     ({"callType": "fax"}, "callType must be one of inbound, outbound, web."),
     ({"agentId": "agent-7"}, "agentId must be a UUID"),
     ({"customer": "+1" + "5" * 63}, "customer must be at most 64 characters; 65 given."),

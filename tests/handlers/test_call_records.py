@@ -160,7 +160,8 @@ def test_records_come_by_start_then_id_across_read_batches(platform):
 
 def test_an_imported_call_the_workspace_does_not_debit_costs_nothing_and_one_it_debits_costs_its_minutes(platform):
     api = owner(platform)
-    unpaid = factories.import_row(0, durationMs=90_000, endedAt="2026-10-01T09:01:30Z", endedReason="voicemail")
+    unpaid = factories.import_row(0, durationMs=90_000, endedAt="2026-10-01T09:01:30Z", endedReason="voicemail",
+                                  answeredAt="2026-10-01T10:00:05+01:00")
     paid = factories.import_row(5, durationMs=90_000, endedAt="2026-10-01T09:06:30Z")
 
     def import_file(row):
@@ -173,8 +174,8 @@ def test_an_imported_call_the_workspace_does_not_debit_costs_nothing_and_one_it_
     api("PATCH", "/workspace", json={"settings": {"debitImportedCalls": True}})
     import_file(paid)
     rows = records(platform, api.actor, format="ndjson")
-    assert [(r["callId"], r["billedMinutes"], r["cost"], r["disposition"]) for r in rows] == [
-        (unpaid["callId"], 2, 0, "voicemail"), (paid["callId"], 2, 2, "completed")]
+    assert [(r["callId"], r["billedMinutes"], r["cost"], r["disposition"], r["answeredAt"]) for r in rows] == [
+        (unpaid["callId"], 2, 0, "voicemail", "2026-10-01T09:00:05.000Z"), (paid["callId"], 2, 2, "completed", None)]
 
 
 def test_another_workspaces_calls_are_not_in_the_records(platform):
