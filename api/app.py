@@ -41,7 +41,6 @@ from importlib import import_module
 
 import anyio.to_thread
 from connexion import AsyncApp, context
-from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import ProblemException
 from connexion.frameworks import starlette as connexion_starlette
 from connexion.middleware import ConnexionMiddleware
@@ -73,7 +72,7 @@ from .route_index import IndexedRoutingMiddleware
 from .served_contract import ServedContractMiddleware
 from .static_paths import StaticPathMethods
 from .transcription_worker import TranscriptionWorkers
-from .validation import JSONBodyValidator, NamedParameterValidator, ValidationMiddleware
+from .validation import BodyValidators, JSONBodyValidator, NamedParameterValidator, ValidationMiddleware
 from .webhook_worker import WebhookWorkers
 
 # Every path parameter routes as text, whatever its type: connexion's typed route converters would
@@ -224,7 +223,7 @@ def create_app(settings: Settings | None = None, *, migrate_schema: bool = True)
     app.add_api(contract.document(), base_path=contract.BASE_PATH, resolver=HandlerResolver(),
                 strict_validation=True,
                 validator_map={"parameter": NamedParameterValidator,
-                               "body": MediaTypeDict({**VALIDATOR_MAP["body"], "*/*json": JSONBodyValidator})})
+                               "body": BodyValidators({**VALIDATOR_MAP["body"], "*/*json": JSONBodyValidator})})
     app.add_error_handler(DomainError, envelope.domain_error)
     app.add_error_handler(ProblemException, envelope.problem)
     app.add_error_handler(HTTPException, functools.partial(

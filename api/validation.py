@@ -34,6 +34,7 @@ from connexion.middleware.request_validation import (
     RequestValidationOperation,
 )
 from connexion.utils import is_null, is_nullable
+from connexion.datastructures import MediaTypeDict
 from connexion.validators import JSONRequestBodyValidator, ParameterValidator
 from jsonschema import Draft4Validator, ValidationError
 from jsonschema.validators import extend
@@ -118,6 +119,17 @@ def _parameter_validator(param: dict) -> Draft4Validator:
         known = _parameter_validators[id(param)] = (param, ParameterSchemaValidator(
             param.get("schema", param), format_checker=Draft4Validator.FORMAT_CHECKER))
     return known[1]
+
+
+class BodyValidators(MediaTypeDict):
+    """The body validators by media type, as connexion picks them; NDJSON (``application/x-ndjson``:
+    one JSON document per line, a call import) has none, though its name ends in json as JSON's
+    types do: its handler reads it line by line, each line standing alone."""
+
+    def __getitem__(self, item):
+        if item == "application/x-ndjson":
+            raise KeyError(item)
+        return super().__getitem__(item)
 
 
 class JSONBodyValidator(JSONRequestBodyValidator):
@@ -285,9 +297,9 @@ class _ValidationOnce(RequestValidationOperation):
             operation.parameters, uri_parser=uri_parser_of(operation), strict_validation=self.strict_validation,
             security_query_params=self.security_query_params)
         self._takes_body = operation.is_request_body_defined or bool(operation.consumes)
-        # The text bodies read here, JSON and CSV alike, are UTF-8 (JSON by RFC 8259; a CSV because
-        # a spreadsheet's export can say so, and one charset leaves no guessing).
-        self._reads_text = {"application/json", "text/csv"} & set(operation.consumes)
+        # The text bodies read here, JSON, CSV and NDJSON alike, are UTF-8 (JSON by RFC 8259; a CSV
+        # because a spreadsheet's export can say so, and one charset leaves no guessing).
+        self._reads_text = {"application/json", "text/csv", "application/x-ndjson"} & set(operation.consumes)
 
     async def __call__(self, scope, receive, send):
         if self._takes_body:
@@ -316,7 +328,7 @@ class _ValidationOnce(RequestValidationOperation):
             media = declared.split(";")[0].strip().lower()
             charset = _charset(declared)
             if charset is not None and charset.lower() not in ("utf-8", "utf8") and media in self._reads_text:
-                kind = "A CSV" if media == "text/csv" else "A JSON"
+                kind = {"text/csv": "A CSV", "application/x-ndjson": "An NDJSON"}.get(media, "A JSON")
                 raise UnsupportedMediaTypeProblem(
                     detail=f"{kind} body is UTF-8; the charset '{shorten_name(charset)}' is not read here.")
             return

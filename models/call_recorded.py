@@ -11,7 +11,9 @@ from __future__ import annotations
 from models.billing import credits
 from models.campaigns import dialing
 from models.calls import insights
+from models.calls import imports
 from models.calls.calls import Ingested, Report, ingest, outbound_payload
+from models.identity import workspaces
 from models.kernel.db import after_commit
 from models.webhooks import outbox
 
@@ -55,6 +57,18 @@ def settle_campaign_contact(report: Report) -> list[str]:
 SUBSCRIBERS = (debit_minutes, store_structured_data, settle_campaign_contact, enqueue_webhook_events)
 
 
+IMPORT_SUBSCRIBERS = (store_structured_data,)
+IMPORT_SUBSCRIBERS_DEBITED = (debit_minutes, store_structured_data)
+
+
 def record(report: Report) -> Ingested:
     """Record the reported call once, with everything it triggers (see the module's docstring)."""
     return ingest(report, subscribers=SUBSCRIBERS)
+
+
+def import_calls(*, workspace_id: str, body: bytes, media_type: str) -> imports.ImportReport:
+    """Record each good row of a file of calls once, with what an imported call triggers (see the
+    module's docstring), debited as the workspace's settings say when the import starts."""
+    debited = workspaces.get(workspace_id).settings["debitImportedCalls"]
+    return imports.import_calls(workspace_id=workspace_id, body=body, media_type=media_type,
+                                subscribers=IMPORT_SUBSCRIBERS_DEBITED if debited else IMPORT_SUBSCRIBERS)

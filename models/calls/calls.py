@@ -202,6 +202,15 @@ def ingest(report: Report, *, subscribers: tuple[Subscriber, ...]) -> Ingested:
     return Ingested(report.call_id, True, warnings)
 
 
+def hold_call_counts(workspace_id: str) -> None:
+    """Lock the workspace's call count shards, every one and in shard order (made if missing), for
+    a transaction that ingests many calls: a report locks one shard and then perhaps the workspace
+    row (its debit), so a batch that took shards as its calls came would hold some while waiting on
+    another held by a report, or by another batch that waits on one of its own: a deadlock on
+    PostgreSQL. Taken first, they order every batch before or after the others."""
+    _HOLD_COUNTS.execute(*[value for shard in range(_COUNT_SHARDS) for value in (workspace_id, shard)])
+
+
 def own_call_id(workspace_id: str, call_id: str) -> str:
     """The id a workspace's call is recorded under when its callId is another workspace's: made
     from the two, so that a redelivery finds the same call."""
@@ -238,6 +247,9 @@ _COUNT_CALLS = Statement("""
     INSERT INTO call_count (workspace_id, shard, calls) VALUES ({p}, {p}, {p})
     ON CONFLICT (workspace_id, shard) DO UPDATE SET calls = call_count.calls + excluded.calls""")
 _COUNT_SHARDS = 16
+_HOLD_COUNTS = Statement("INSERT INTO call_count (workspace_id, shard, calls) VALUES "
+                         + ", ".join(["({p}, {p}, 0)"] * _COUNT_SHARDS)
+                         + " ON CONFLICT (workspace_id, shard) DO UPDATE SET calls = call_count.calls")
 _AGENT_EXISTS = Statement("SELECT 1 FROM agent WHERE workspace_id = {p} AND id = {p}")
 _CALL_EXISTS = Statement("SELECT 1 FROM call WHERE workspace_id = {p} AND id = {p}")
 _OWN_CALL_IDS = uuid.UUID("5b0f6c1e-8a43-4d7e-9c2a-1f3e5d7b9a60")

@@ -37,19 +37,20 @@ def customer_number(number: str | None, permissions) -> str | None:
 
 
 def ndjson(rows: Iterable[dict]) -> Iterator[bytes]:
-    """Each row (a dict of EXPORT_COLUMNS) as one JSON line."""
+    """Each row (a dict of the file's columns) as one JSON line."""
     for row in rows:
         yield orjson.dumps(row) + b"\n"
 
 
-def csv_file(rows: Iterable[dict]) -> Iterator[bytes]:
-    """A header and each row (a dict of EXPORT_COLUMNS, tags a list), in chunks of about 64 KB."""
+def csv_file(rows: Iterable[dict], columns: tuple[str, ...] = EXPORT_COLUMNS) -> Iterator[bytes]:
+    """A header and each row (a dict of ``columns``, a list joined with ';'), in chunks of about
+    64 KB; a cell a spreadsheet would run as a formula is quoted (the call detail records' file
+    is written by the same rule)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(EXPORT_COLUMNS)
+    writer.writerow(columns)
     for row in rows:
-        row = {**row, "tags": ";".join(row["tags"])}
-        writer.writerow([_csv_cell(row[column]) for column in EXPORT_COLUMNS])
+        writer.writerow([_csv_cell(row[column]) for column in columns])
         if buffer.tell() > 65536:
             yield buffer.getvalue().encode()
             buffer.seek(0)
@@ -61,6 +62,8 @@ def _csv_cell(value):
     """A cell a spreadsheet will not run as a formula (=, +, -, @ lead one): quoted with a '."""
     if value is None:
         return ""
+    if isinstance(value, list):
+        value = ";".join(value)
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value

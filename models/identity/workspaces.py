@@ -31,6 +31,8 @@ DEFAULT_SETTINGS = {
     "sttDefaults": {"language": None, "prompt": None},
     # Every member signs in with a second factor (models.identity.sign_in): one without enrols one first.
     "requireMfa": False,
+    # Calls imported from a file (POST /call/import) happened elsewhere, where they were paid for.
+    "debitImportedCalls": False,
 }
 
 
@@ -110,7 +112,7 @@ def create(principal: Principal, *, name: str, settings: dict | None = None) -> 
 def _settings(current: dict, changes: dict) -> tuple[dict, int | None]:
     """The stored settings with ``changes`` (wire names) merged in, and the retention days."""
     merged = {**DEFAULT_SETTINGS, **current}
-    for key in ("timeZone", "defaultLanguage", "requireMfa"):
+    for key in ("timeZone", "defaultLanguage", "requireMfa", "debitImportedCalls"):
         if key in changes:
             merged[key] = changes[key]
     for key in ("webhookDefaults", "sttDefaults"):

@@ -131,6 +131,19 @@ def test_a_page_of_calls_costs_the_same_whatever_its_size_and_filters(platform, 
     assert len(count(platform, statements, filtered, owner)) == admission() + 2
 
 
+@pytest.mark.parametrize("calls", [1, 20, 60])
+def test_call_detail_records_cost_one_statement_a_batch_whatever_the_calls_and_filters(platform, statements, calls):
+    owner = platform.workspace()
+    for _ in range(calls):
+        factories.call(owner)
+    base = f"/api/v2/call/cdr?workspaceId={owner.workspace_id}"
+    # Calls joined with their ledger entries, the report's fields read in the database: one
+    # statement for up to 500 records.
+    assert len(count(platform, statements, base, owner)) == admission() + 1
+    filtered = base + "&format=ndjson&direction=inbound&since=2026-01-01T00:00:00Z&until=2036-01-01T00:00:00Z"
+    assert len(count(platform, statements, filtered, owner)) == admission() + 1
+
+
 @pytest.mark.parametrize("fields, calls", [(1, 1), (4, 30)])
 def test_analytics_costs_the_same_whatever_the_fields_calls_and_buckets(platform, statements, fields, calls):
     from datetime import timedelta

@@ -114,6 +114,10 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
     "POST /simulations/{simulationId}/iterations/{iterationId}/verdicts": "verdict names once per post; an evaluator "
                                                                          "other than engine; a completed iteration",
 })
+REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
+    "GET /call/cdr": "until later than since (a rule between two parameters)",
+    "POST /call/import": "a CSV whose header names the callId, startedAt and endedAt columns and no other",
+})
 # What a workspace's API key may not do, being no user's own credential: mint a user's access
 # tokens, create workspaces; and the permission this key was not given.
 REFUSED_TO_A_KEY = {"POST /access-tokens", "DELETE /access-tokens/{tokenId}", "POST /workspaces", "DELETE /workspace"}

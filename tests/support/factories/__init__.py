@@ -3,6 +3,7 @@ a session of its own on whatever database the models are bound to; a test reads 
 ``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
 from tests.support.factories.assertions import assertion, assignment, suite
 from tests.support.factories.call_access import share_link, web_call_token
+from tests.support.factories.call_records import csv_body, import_row, ndjson_body
 from tests.support.factories.calls import call, insight, report
 from tests.support.factories.campaigns import (
     campaign,
@@ -24,8 +25,9 @@ from tests.support.factories.telephony import phone_alias, phone_number, schedul
 from tests.support.factories.webhooks import webhook_subscription
 
 __all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "call", "campaign", "campaign_row",
-           "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "done_review",
-           "expire_tokens", "feedback", "feedback_reference", "generate", "insight", "member", "numbers",
-           "optimization_run", "persona", "phone_alias", "phone_number", "principal", "proposal", "report", "review",
-           "run_solutions", "save_versions", "schedule", "set_contact_state", "set_run", "share_link", "simulate",
-           "simulation", "suite", "suppressed", "web_call_token", "webhook_subscription", "workflow", "workspace"]
+           "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "csv_body", "done_review",
+           "expire_tokens", "feedback", "feedback_reference", "generate", "import_row", "insight", "member",
+           "ndjson_body", "numbers", "optimization_run", "persona", "phone_alias", "phone_number", "principal",
+           "proposal", "report", "review", "run_solutions", "save_versions", "schedule", "set_contact_state",
+           "set_run", "share_link", "simulate", "simulation", "suite", "suppressed", "web_call_token",
+           "webhook_subscription", "workflow", "workspace"]
