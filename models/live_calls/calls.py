@@ -10,13 +10,13 @@ A call that ends fails its control requests still pending, in the same transacti
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from models.calls.calls import Report
 from models.campaigns.tables import Campaign, CampaignContact
-from models.configs.tables import Version
 from models.kernel.db import database, is_postgres, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery, workspace_list
@@ -113,16 +113,13 @@ def check_registration(workspace_id: str, *, direction: str, entity_type: str, e
                        from_number: str, to_number: str, campaign_id: str | None = None,
                        contact_id: str | None = None) -> Registration:
     """The registration's fields as stored: numbers in E.164; InvalidInput naming the field unless
-    the version is one of the workspace's agent or workflow named, and the campaign (and the
-    contact, one of that campaign's) are the workspace's."""
+    the campaign (and the contact, one of that campaign's) are the workspace's. The version is
+    checked as the call is registered (``register``)."""
     if direction not in DIRECTIONS:
         raise InvalidInput(f"direction must be one of {', '.join(DIRECTIONS)}.")
     if entity_type not in ENTITY_TYPES:
         raise InvalidInput(f"entityType must be one of {', '.join(ENTITY_TYPES)}.")
     numbers = e164.normalise(from_number, field="from"), e164.normalise(to_number, field="to")
-    if _VERSION.scalar(workspace_id=workspace_id, entity_type=entity_type, entity_id=entity_id,
-                       version_id=version_id) is None:
-        raise InvalidInput(f"versionId: no version {version_id} of {entity_type} {entity_id} in this workspace.")
     if contact_id is not None and campaign_id is None:
         raise InvalidInput("contactId needs campaignId: a contact is one of a campaign's.")
     if campaign_id is not None and not Campaign.in_workspace(workspace_id).where(Campaign.id == campaign_id).exists():
@@ -133,43 +130,63 @@ def check_registration(workspace_id: str, *, direction: str, entity_type: str, e
     return Registration(direction, entity_type, entity_id, version_id, *numbers, campaign_id, contact_id)
 
 
-_VERSION = Prepared(lambda workspace_id, entity_type, entity_id, version_id: Version.in_workspace(
-    workspace_id, Version.id).where((Version.id == version_id) & (Version.entity_type == entity_type)
-                                    & (Version.entity_id == entity_id)))
-_INSERT = Statement("""
+# What a registration checks, in one round trip: the version is the workspace's, of the entity
+# named; the callId is no call the workspace recorded already.
+_CHECKS = Statement("""
+    SELECT (SELECT 1 FROM entity_version WHERE workspace_id = {p} AND id = {p} AND entity_type = {p}
+                                           AND entity_id = {p}),
+           (SELECT 1 FROM call WHERE workspace_id = {p} AND id = {p})""")
+_RETURNING = ", ".join(field.column_name for field in _COLUMNS)
+# Of two registrations racing, the second waits for the first's commit, then inserts nothing.
+_INSERT = Statement(f"""
     INSERT INTO live_call (id, workspace_id, call_id, direction, entity_type, entity_id, version_id, from_number,
                            to_number, campaign_id, contact_id, status, registered_at, updated_at)
-    VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})
-    ON CONFLICT (workspace_id, call_id) DO NOTHING""")
+    VALUES ({{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}}, {{p}})
+    ON CONFLICT (workspace_id, call_id) DO NOTHING RETURNING {_RETURNING}""")
 _stamp = LiveCall.registered_at.db_value
+_CONVERTERS = tuple(field.python_value for field in _COLUMNS)
+
+
+def _record(row) -> LiveCallRecord:
+    """A row of the live call's columns as a statement's RETURNING gives them."""
+    return LiveCallRecord(*(convert(value) for convert, value in zip(_CONVERTERS, row)))
+
+
+def _atomic():
+    """A savepoint, unless the caller's transaction (a request's unit of work) holds already: these
+    functions write nothing before they may refuse, so a refusal leaves nothing to undo, and a
+    savepoint would cost two round trips of each registration and move."""
+    return contextlib.nullcontext() if database.in_transaction() else database.atomic()
 
 
 def register(*, workspace_id: str, call_id: str, registration: Registration,
              now: datetime | None = None) -> tuple[LiveCallRecord, bool]:
     """The call registered as queued, or the one registered before under ``call_id`` with the same
     fields (False: nothing changed); Conflict naming the fields that differ, or when the callId is a
-    call this workspace recorded already (its report came: it is over)."""
+    call this workspace recorded already (its report came: it is over); InvalidInput naming
+    versionId unless it is a version of the workspace's agent or workflow named. Two statements."""
     now = now or utcnow()
-    with database.atomic():
+    with _atomic():
+        version, recorded = _CHECKS.one(workspace_id, registration.version_id, registration.entity_type,
+                                        registration.entity_id, workspace_id, call_id)
+        if version is not None and recorded is None:
+            row = _INSERT.execute(_new_id(), workspace_id, call_id, *registration, QUEUED, _stamp(now),
+                                  _stamp(now)).fetchone()
+            if row is not None:
+                return _record(row), True
         existing = find(workspace_id, call_id)
-        if existing is None:
-            if _RECORDED.one(workspace_id, call_id) is not None:
-                raise Conflict(f"callId {call_id} is a call this workspace recorded already: its end-of-call-report "
-                               "came, so it cannot start again.")
-            # Of two registrations racing, the second waits for the first's commit, then inserts nothing.
-            if _INSERT.execute(_new_id(), workspace_id, call_id, *registration, QUEUED, _stamp(now),
-                               _stamp(now)).rowcount:
-                return find(workspace_id, call_id), True
-            existing = find(workspace_id, call_id)
+    if existing is None:
+        if version is None:
+            raise InvalidInput(f"versionId: no version {registration.version_id} of {registration.entity_type} "
+                               f"{registration.entity_id} in this workspace.")
+        raise Conflict(f"callId {call_id} is a call this workspace recorded already: its end-of-call-report "
+                       "came, so it cannot start again.")
     given = registration._asdict()
     differing = [_WIRE[name] for name, value in given.items() if getattr(existing, name) != value]
     if differing:
         raise Conflict(f"callId {call_id} was registered with other fields; these differ: {', '.join(differing)}.",
                        result={"callId": call_id, "differingFields": differing})
     return existing, False
-
-
-_RECORDED = Statement("SELECT 1 FROM call WHERE workspace_id = {p} AND id = {p}")
 
 
 def _new_id() -> str:
@@ -188,7 +205,7 @@ def _move_statement(status: str) -> Statement:
     stamp = _STAMPS.get(status)
     extra = f", {stamp} = COALESCE({stamp}, {{p}})" if stamp else ""
     return Statement(f"UPDATE live_call SET status = {{p}}, status_reason = {{p}}, status_at = {{p}}, "
-                     f"updated_at = {{p}}{extra} WHERE id = {{p}} AND status = {{p}}")
+                     f"updated_at = {{p}}{extra} WHERE id = {{p}} AND status = {{p}} RETURNING {_RETURNING}")
 
 
 _INSERT_MOVE = Statement("""INSERT INTO live_call_move (id, workspace_id, live_call_id, from_status, to_status, at,
@@ -211,7 +228,7 @@ def move(*, workspace_id: str, call_id: str, status: str, at: datetime | None = 
     if at is not None and at > now + timedelta(seconds=CLOCK_SKEW_S):
         raise InvalidInput(f"at must not be more than {CLOCK_SKEW_S} s ahead of the server's clock "
                            f"({now.isoformat(timespec='seconds')}Z).")
-    with database.atomic():
+    with _atomic():
         record = require(workspace_id, call_id)
         while True:
             if record.status == status:
@@ -222,12 +239,13 @@ def move(*, workspace_id: str, call_id: str, status: str, at: datetime | None = 
                 raise InvalidInput(f"at must not be before the call became {record.status} "
                                    f"({record.status_at.isoformat(timespec='milliseconds')}Z).")
             stamp = (_stamp(when),) if status in _STAMPS else ()
-            if _move_statement(status).execute(status, reason, _stamp(when), _stamp(now), *stamp, record.id,
-                                               record.status).rowcount:
+            row = _move_statement(status).execute(status, reason, _stamp(when), _stamp(now), *stamp, record.id,
+                                                  record.status).fetchone()
+            if row is not None:
                 break
             record = require(workspace_id, call_id)  # moved by another meanwhile: judged by what it is now
         _record_move(record, status, when, reason, now)
-    return require(workspace_id, call_id), True
+    return _record(row), True
 
 
 def _record_move(record: LiveCallRecord, status: str, when: datetime, reason: str | None, now: datetime) -> None:

@@ -186,6 +186,10 @@ class World:
         self.ids["simulation"] = factories.simulation(owner, agent, name=f"{marker} simulation",
                                                       persona_ids=[self.ids["persona"]])
         self.ids["iteration"] = self.get(f"/simulations/{self.ids['simulation']}/iterations")["iterations"][0]["id"]
+        # A live call of the agent, in progress, with a message sent to it and a move whose reason carries the marker.
+        live = factories.live_call(owner, agent, status="forwarding")
+        self.post(f"/call/{live}/status", {"status": "in-progress", "reason": f"{marker} reason"})
+        factories.control(owner, live, "message", {"role": "system", "content": f"{marker} message"})
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \
