@@ -18,6 +18,9 @@ statuses, as call runtimes send them.
             request commits once: the database's flush at each commit (measured before each cell:
             a one-row INSERT's median) bounds what one worker serves, its handlers running one at a
             time; --synchronous-commit off shows the cost without it
+  baseline  on the same server and database, right after: POST /webhooks/end-of-call-report as
+            bench_calls posts it (a ~1 KB transcript, a callId of its own per request), the ingest
+            whose goal this one shares, measured on the same machine at the same moment
             (--threads is not read: wrk runs a thread per connection)
 
 Each cell: --cell-warmup seconds of the same load unrecorded, then --duration seconds measured. A
@@ -102,19 +105,22 @@ def main(argv=None) -> int:
         script.write_text(LIVE_LUA)
         # A thread per connection: each connection's requests follow one another, a call's in order.
         wrk = Wrk(find_wrk(args.wrk), args.concurrency, args.timeout, script)
+        ingest_script = work / "ingest.lua"
+        ingest_script.write_text(bench_calls.INGEST_LUA)
+        ingest = Wrk(wrk.binary, args.concurrency, args.timeout, ingest_script)
         for workers in args.workers:
-            row, ok = _cell(args, wrk, workers)
-            rows.append(row)
+            cell_rows, ok = _cell(args, wrk, ingest, workers)
+            rows += cell_rows
             failed |= not ok
-    print("| workers | connections | registrations + moves/s | per worker | p50 ms | p99 ms | commit flush p50 ms "
+    print("| requests | workers | connections | answers 200/s | per worker | p50 ms | p99 ms | commit flush p50 ms "
           "| rows added / answers 200 |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     return 1 if failed else 0
 
 
-def _cell(args, wrk: Wrk, workers: int) -> tuple[list[str], bool]:
+def _cell(args, wrk: Wrk, ingest: Wrk, workers: int) -> tuple[list[list[str]], bool]:
     with CLEANUP.scope():
         database_url, data_dir = bench_calls.scratch_database(args, f"live{workers}")
         set_synchronous_commit(database_url, args.synchronous_commit)
@@ -146,25 +152,43 @@ def _cell(args, wrk: Wrk, workers: int) -> tuple[list[str], bool]:
             bench_calls.wait_idle(database_url)
             return _count_rows(database_url, ws)
 
-        cell, before = bench_calls.measure(wrk, service.server, args, database_url, "registrations and moves",
-                                           workers, service.base.removesuffix("/api/v2"), service.headers,
-                                           args.concurrency, body=body, between=rows_now)
-        added = rows_now() - before
-        result = cell.result
-        answered = result.requests - result.errors.get("non-2xx", 0)
-        per_s = answered / result.seconds if result.seconds else 0.0
-        count_ok = answered <= added <= answered + args.concurrency
-        log(f"  workers={workers}: {answered} answers 200, {added} rows added ({per_s:.0f}/s, "
-            f"{per_s / workers:.0f} per worker; goal >= {GOAL_PER_WORKER:.0f})" + ("" if count_ok else "  **MISMATCH**"))
-        if result.errors or not count_ok:
-            log(service.server.tail(40, skip=" api.access "))
-            # The answers that were not 200, as the access log wrote them.
-            log("\n".join(line for line in service.server.tail(100_000).splitlines()
-                          if " api.access " in line and " 200 " not in line))
+        # The live calls' script makes each request's path; wrk needs a URL all the same.
+        live = _measured(args, wrk, service, service.base.removesuffix("/api/v2"), database_url, workers,
+                         "registrations and moves", body, lambda: _count_rows(database_url, ws), flush_ms)
+        # The baseline, on the same server and database at the same moment: end-of-call-reports, the
+        # ingest whose goal is the same, each one call (bench_calls's body and request()).
+        baseline = _measured(args, ingest, service, f"{service.base}/webhooks/end-of-call-report?workspaceId={ws}",
+                             database_url, workers, "end-of-call-reports (baseline)",
+                             bench_calls.report_body(ws), lambda: bench_calls.count_calls(database_url, ws), flush_ms)
         service.server.check_alive()
-        return ([str(workers), str(args.concurrency), f"{per_s:.0f}", f"{per_s / workers:.0f}", f"{result.p50_ms:.2f}",
-                 f"{result.p99_ms:.2f}", f"{flush_ms:.2f}", f"{added} / {answered}" + ("" if count_ok else " MISMATCH")],
-                count_ok and not result.errors)
+        return [live[0], baseline[0]], live[1] and baseline[1]
+
+
+def _measured(args, wrk: Wrk, service, url: str, database_url: str, workers: int, name: str, body: dict, rows,
+              flush_ms: float) -> tuple[list[str], bool]:
+    """One cell: its answers 200 per second, checked against the rows it added."""
+    def rows_now() -> int:
+        time.sleep(0.5)  # a request wrk abandoned at the end of its run may still be on its way to commit
+        bench_calls.wait_idle(database_url)
+        return rows()
+
+    cell, before = bench_calls.measure(wrk, service.server, args, database_url, name, workers, url, service.headers,
+                                       args.concurrency, body=body, between=rows_now)
+    added = rows_now() - before
+    result = cell.result
+    answered = result.requests - result.errors.get("non-2xx", 0)
+    per_s = answered / result.seconds if result.seconds else 0.0
+    count_ok = answered <= added <= answered + args.concurrency
+    log(f"  {name}, workers={workers}: {answered} answers 200, {added} rows added ({per_s:.0f}/s, "
+        f"{per_s / workers:.0f} per worker; goal >= {GOAL_PER_WORKER:.0f})" + ("" if count_ok else "  **MISMATCH**"))
+    if result.errors or not count_ok:
+        log(service.server.tail(40, skip=" api.access "))
+        # The answers that were not 200, as the access log wrote them.
+        log("\n".join(line for line in service.server.tail(100_000).splitlines()
+                      if " api.access " in line and " 200 " not in line))
+    return ([name, str(workers), str(args.concurrency), f"{per_s:.0f}", f"{per_s / workers:.0f}", f"{result.p50_ms:.2f}",
+             f"{result.p99_ms:.2f}", f"{flush_ms:.2f}", f"{added} / {answered}" + ("" if count_ok else " MISMATCH")],
+            count_ok and not result.errors)
 
 
 def _count_rows(database_url: str, workspace_id: str) -> int:
