@@ -225,6 +225,22 @@ def test_the_customers_number_is_masked_for_a_reader_without_calls_pii(platform)
     assert seen["request"] == {"destination": {"type": "number", "number": "+*******0199"}}
 
 
+def test_the_audit_log_keeps_the_names_of_the_fields_of_numbers_and_messages_not_their_values(platform):
+    rt = Runtime(platform)
+    call_id = rt.register("call_audit")["call"]["callId"]
+    rt.move(call_id, "ringing")
+    rt.move(call_id, "in-progress")
+    rt.api("POST", f"/call/{call_id}/transfer", json={"destination": {"type": "number", "number": "+14155550199"}})
+    rt.api("POST", f"/call/{call_id}/messages", json={"content": "The customer's account is 12345."})
+    entries = rt.api("GET", "/workspace/logs", limit=100)["logs"]
+    logged = {e["operationId"]: e["changes"] for e in entries}
+    assert logged["registerLiveCall"] == {"fields": sorted(rt.body(call_id))}
+    assert logged["transferLiveCall"] == {"fields": ["destination"]}
+    assert logged["sendLiveCallMessage"] == {"fields": ["content"]}
+    text = orjson.dumps(entries).decode()
+    assert CUSTOMER not in text and "0199" not in text and "12345" not in text
+
+
 # --- the end-of-call-report -----------------------------------------------------------------------
 
 def test_the_report_of_a_registered_call_ends_it_links_it_and_counts_it_once(platform):
