@@ -495,3 +495,17 @@ def test_two_moves_of_one_call_from_the_same_status_at_once_succeed_once(platfor
         if wanted[0] == wanted[1]:
             assert sorted(a.json()["data"]["result"]["moved"] for a in answers) == [False, True]
             assert len(history) == 2  # queued -> ringing, then the one move
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("app_database_url", ["postgres"], indirect=True)
+def test_two_registrations_of_one_callid_at_once_make_one_call(platform):
+    rt = Runtime(platform)
+    for n in range(5):
+        answers = run_threads(2, lambda _: platform.client.post(
+            "/api/v2/call/live", params={"workspaceId": rt.api.actor.workspace_id}, json=rt.body(f"call_race_{n}"),
+            headers=rt.api.actor.headers))
+        results = [a.json()["data"]["result"] for a in answers]
+        assert sorted(r["created"] for r in results) == [False, True], [a.text for a in answers]
+        assert results[0]["call"] == results[1]["call"]
+    assert rt.api("GET", "/call/live")["pagination"]["total"] == 5
