@@ -18,6 +18,7 @@ from peewee import fn
 from core.boot import boot
 from core.settings import Settings
 from models.identity.accounts import add_member, bootstrap_workspace, issue_access_token
+from models.identity.passwords import set_password_by_email
 from models.kernel.db import session
 from models.kernel.errors import Conflict, DomainError
 from models.kernel.scoping import Workspace
@@ -43,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     member.add_argument("--workspace-id", required=True)
     member.add_argument("--email", required=True)
     member.add_argument("--role", default="member", help="owner, admin, member or viewer")
+    password = commands.add_parser(
+        "password", help="set a user's password, read from standard input",
+        description="Set (or replace) the password of an existing user, to sign in with at POST /auth/sign-in. "
+                    "The password is the first line of standard input (12 to 256 characters), never an "
+                    "argument: a command line is seen by every user of the host and kept in shell histories.")
+    password.add_argument("--email", required=True)
     args = parser.parse_args(argv)
 
     # Only the JSON answer goes to stdout; warnings (nothing at INFO) to stderr.
@@ -67,6 +74,9 @@ def _run(args) -> dict:
     if args.command == "token":
         row, secret = issue_access_token(email=args.email, valid_for=timedelta(days=args.days) if args.days else None)
         return {"userId": row.user_id, "token": secret}
+    if args.command == "password":
+        user_id = set_password_by_email(args.email, sys.stdin.readline().rstrip("\r\n"))
+        return {"userId": user_id, "passwordSet": True}
     user = add_member(workspace_id=args.workspace_id, email=args.email, role=args.role)
     return {"workspaceId": args.workspace_id, "userId": user.id, "role": args.role}
 

@@ -3,7 +3,8 @@
 Every operation of the contract whose method is not GET changes something, so the handler
 wrapper (api.app) records an entry (models.audit.audit_log) after it succeeds, in its session, with:
 - the actor: the admitted principal's user and credential id; an operation that admits nobody
-  (accepting an invitation) names in its result the user and the access token it made;
+  (accepting an invitation) names in its result the user and the access token it made, or, marked
+  ``x-audit-actor: web_call_token`` (redeeming one), the token it spent (``tokenId``);
 - the operation's id; the resource's type (the path's fixed segments up to its last parameter,
   or ``x-audit-resource``) and id (that parameter's value, else the ``id`` the result carries);
 - the request id and the source address;
@@ -68,6 +69,10 @@ class AuditedOperation:
         self.names_only = spec.get("x-audit-changes") == "names"
         # The change commits in batches of its own: the entry cannot share its transaction.
         self.own_transaction = spec.get("x-audit-transaction") == "own"
+        # Who acted, for an operation that admits nobody: an invitation's acceptance or a sign-in,
+        # which name in their result the user and the access token they made, or a single-use
+        # token's redemption, the token itself the credential (x-audit-actor names the kind).
+        self.anonymous_actor = spec.get("x-audit-actor", "invitation")
 
     def start(self) -> dict | None:
         """Before the handler: where its ``note()``s go (each request runs in a context of its own)."""
@@ -99,7 +104,7 @@ class AuditedOperation:
         fields = {**body, **{k: v for k, v in kwargs.items() if k not in _NOT_CHANGES and k not in self.path_parameters}}
         changes = {"fields": sorted(fields)} if self.names_only else audit_log.summarize(fields)
         changes.update(audit_log.summarize(notes))
-        actor = _actor(principal, result)
+        actor = _actor(principal, result, self.anonymous_actor)
         resource_id = (kwargs.get(self.path_parameters[-1]) if self.path_parameters else None) or _id_in(result)
         if self.forgets_workspace:
             log.info("audit: %s by user %s (credential %s) of workspace %s, request %s", self.operation_id,
@@ -149,12 +154,13 @@ def _id_in(result) -> str | None:
     return None
 
 
-def _actor(principal: Principal | None, result) -> audit_log.Actor:
+def _actor(principal: Principal | None, result, kind: str) -> audit_log.Actor:
     if principal is not None:
         return audit_log.Actor(principal.user_id, principal.credential_id, principal.kind)
     result = result if isinstance(result, dict) else {}
-    return audit_log.Actor((result.get("user") or {}).get("id"), (result.get("accessToken") or {}).get("id"),
-                       "invitation")
+    # A single-use token spent by the request (tokenId): no user, the token its credential.
+    credential = (result.get("accessToken") or {}).get("id") or result.get("tokenId")
+    return audit_log.Actor((result.get("user") or {}).get("id"), credential, kind)
 
 
 def _source_address() -> str | None:

@@ -87,14 +87,14 @@ async def get_call_recording(callId: str, workspaceId: str):
     try:
         response = OpenFileResponse(recording.file, media_type=recording.content_type)
         if (Range := connexion.request.headers.get("range")) is not None:
-            _check_range(response, Range)
+            check_range(response, Range)
     except BaseException:
         recording.file.close()
         raise
     return response
 
 
-def _check_range(response: OpenFileResponse, header: str) -> None:
+def check_range(response: OpenFileResponse, header: str) -> None:
     # starlette answers a bad range in plain text; this service answers in its envelope.
     try:
         response.ranges(header)

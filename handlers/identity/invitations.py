@@ -38,7 +38,7 @@ def revoke_invitation(workspaceId: str, invitationId: str):
 
 
 def accept_invitation(body: dict):
-    accepted = invitations.accept(body["token"], display_name=body.get("displayName"))
+    accepted = invitations.accept(body["token"], display_name=body.get("displayName"), password=body.get("password"))
     return ok({"workspaceId": accepted.workspace_id, "role": accepted.role,
                "user": {"id": accepted.user_id, "email": accepted.email, "created": accepted.created_user},
                "accessToken": {"id": accepted.token_id, "token": accepted.token,

@@ -14,10 +14,11 @@ from typing import NamedTuple
 
 from peewee import IntegrityError
 
+from models.identity import passwords
 from models.identity.members import add, require_email
 from models.identity.principal import Principal
 from models.identity.roles import granted_by, require_within, resolve
-from models.identity.tables import AccessToken, Invitation, Membership, User
+from models.identity.tables import AccessToken, Invitation, Membership, User, UserPassword
 from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, DomainError, Forbidden, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery, workspace_list
@@ -163,12 +164,20 @@ def _grants(workspace_id: str, role: str):
     return granted_by(workspace_id, role)
 
 
-def accept(token: str, *, display_name: str | None = None, now: datetime | None = None) -> Accepted:
+def accept(token: str, *, display_name: str | None = None, password: str | None = None,
+           now: datetime | None = None) -> Accepted:
     """Membership and an access token for the invitation's email. 400 for a token that is not one;
-    410 (Gone) for one accepted, revoked or expired, saying which."""
+    410 (Gone) for one accepted, revoked or expired, saying which.
+
+    ``password``, optional, becomes the password of the user the acceptance creates (to sign in with
+    later: models.identity.sign_in). For an email that has a user already it is refused (409, nothing
+    accepted): whoever holds the token (the inviter saw it) must not set the password of an existing
+    account."""
     now = now or utcnow()
     if not token.startswith(INVITATION_PREFIX):
         raise InvalidInput("token is not an invitation token of this service (they begin with vai_).")
+    # Hashed before the transaction: tens of milliseconds that no lock need wait on.
+    password_hash = passwords.hash_password(passwords.require_valid(password)) if password is not None else None
     with database.atomic():
         row = _I.select().where(_I.token_hash == digest(token)).first()
         if row is None or not matches(token, row.token_hash):
@@ -183,6 +192,11 @@ def accept(token: str, *, display_name: str | None = None, now: datetime | None 
         user, created = _user(record.email, display_name)
         if not user.is_active:
             raise Forbidden("The user with this email is deactivated.")
+        if password_hash is not None:
+            if not created:
+                raise Conflict("password is only set for a new user: this email has an account already, "
+                               "whose password an invitation does not change. Accept without it.")
+            UserPassword.create(user=user.id, password_hash=password_hash, updated_at=now)
         # Marks it accepted only if it still is pending: of two acceptances at once, one wins.
         if not _I.update(accepted_at=now, accepted_by=user.id).where(
                 (_I.id == row.id) & _I.accepted_at.is_null() & _I.revoked_at.is_null()).execute():

@@ -121,3 +121,56 @@ class RateLimitUsage(BaseModel):
     minute_hits = IntegerField()
     day = BigIntegerField()  # epoch seconds // 86400
     day_hits = IntegerField()
+
+
+class UserPassword(BaseModel):
+    """A user's password, as its argon2id hash (models.identity.passwords); a user without a row
+    has none and signs in only with tokens."""
+    user = ForeignKeyField(User, primary_key=True, on_delete="CASCADE", backref="+")
+    password_hash = TextField()
+    updated_at = DateTimeField(default=utcnow)
+
+
+class UserMfa(BaseModel):
+    """A user's TOTP second factor (models.identity.mfa): pending until a first code confirms it."""
+    user = ForeignKeyField(User, primary_key=True, on_delete="CASCADE", backref="+")
+    # Encrypted at rest (models.kernel.encryption): a code is checked against the secret itself.
+    secret = TextField()
+    created_at = DateTimeField(default=utcnow)
+    confirmed_at = DateTimeField(null=True)
+    # The time step of the last code accepted: a code of that step or an earlier one is a replay.
+    last_step = BigIntegerField(null=True)
+
+
+class MfaRecoveryCode(BaseModel):
+    id = CharField(primary_key=True, default=new_id)
+    # Indexed by the unique (user, code_hash) below.
+    user = ForeignKeyField(User, on_delete="CASCADE", backref="+", index=False)
+    # SHA-256 of the code; the code is shown once, when the second factor is confirmed.
+    code_hash = CharField()
+    used_at = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("user", "code_hash"), True),)
+
+
+class SignInChallenge(BaseModel):
+    """What a sign-in whose password was right hands back when a second step remains: ``mfa`` (a
+    code of the user's second factor) or ``enrol`` (enrolling one, which a workspace requires)."""
+    id = CharField(primary_key=True, default=new_id)
+    user = ForeignKeyField(User, on_delete="CASCADE", backref="+")
+    purpose = CharField()
+    # SHA-256 of the challenge, a secret shown once.
+    token_hash = CharField(unique=True)
+    created_at = DateTimeField(default=utcnow)
+    expires_at = DateTimeField()
+    used_at = DateTimeField(null=True)
+
+
+class SignInThrottle(BaseModel):
+    """Failed sign-in steps of one email (models.identity.sign_in), in a window that starts at its
+    first failure: keyed by the email as typed in, normalised, so that an unknown email is counted
+    like a known one."""
+    email = CharField(primary_key=True)
+    failures = IntegerField()
+    window_started_at = DateTimeField()

@@ -29,6 +29,8 @@ DEFAULT_SETTINGS = {
     "defaultLanguage": "en",
     "webhookDefaults": {"events": ["end-of-call-report"]},
     "sttDefaults": {"language": None, "prompt": None},
+    # Every member signs in with a second factor (models.identity.sign_in): one without enrols one first.
+    "requireMfa": False,
 }
 
 
@@ -108,7 +110,7 @@ def create(principal: Principal, *, name: str, settings: dict | None = None) -> 
 def _settings(current: dict, changes: dict) -> tuple[dict, int | None]:
     """The stored settings with ``changes`` (wire names) merged in, and the retention days."""
     merged = {**DEFAULT_SETTINGS, **current}
-    for key in ("timeZone", "defaultLanguage"):
+    for key in ("timeZone", "defaultLanguage", "requireMfa"):
         if key in changes:
             merged[key] = changes[key]
     for key in ("webhookDefaults", "sttDefaults"):

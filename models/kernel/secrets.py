@@ -1,4 +1,4 @@
-"""Secret values (access tokens, API keys, invitation tokens): made here, stored only as hashes, compared in constant time."""
+"""Secret values (access tokens, API keys, invitation tokens, web-call tokens, share links): made here, stored only as hashes, compared in constant time."""
 from __future__ import annotations
 
 import hashlib
@@ -8,6 +8,8 @@ import secrets
 ACCESS_TOKEN_PREFIX = "vat_"
 API_KEY_PREFIX = "vak_"
 INVITATION_PREFIX = "vai_"
+WEB_CALL_TOKEN_PREFIX = "vaw_"
+SHARE_LINK_PREFIX = "vas_"
 
 
 def new_secret(prefix: str) -> str:

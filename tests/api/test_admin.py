@@ -13,12 +13,13 @@ import httpx
 from tests.support.servers import ROOT
 
 
-def admin(tmp_path, *args, database_url: str | None = None):
+def admin(tmp_path, *args, database_url: str | None = None, stdin: str | None = None):
     env = {**os.environ, "DATA_DIR": str(tmp_path)}
     env.pop("DATABASE_URL", None)
     if database_url:
         env["DATABASE_URL"] = database_url
-    return subprocess.run([sys.executable, "-m", "api.admin", *args], env=env, cwd=ROOT, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "api.admin", *args], env=env, cwd=ROOT, capture_output=True, text=True,
+                          input=stdin)
 
 
 def workspace_names(database_url: str) -> list[str]:
@@ -55,6 +56,21 @@ def test_token_issues_a_new_working_token(tmp_path, live_server):
         r = httpx.get(f"{live_server.url}/api/v2/api-keys", params={"workspaceId": first["workspaceId"]},
                       headers={"Authorization": f"Bearer {token}"})
         assert r.status_code == 200
+
+
+def test_password_is_read_from_standard_input_and_stored_hashed(tmp_path):
+    made = json.loads(admin(tmp_path, "bootstrap", "--workspace", "Acme", "--email", "ada@example.com").stdout)
+    out = admin(tmp_path, "password", "--email", "ADA@example.com", stdin="correct horse battery staple\n")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"userId": made["userId"], "passwordSet": True}
+    assert "correct horse" not in out.stdout + out.stderr
+    with closing(sqlite3.connect(tmp_path / "service.sqlite3")) as conn:
+        (stored,) = conn.execute("SELECT password_hash FROM user_password").fetchone()
+    assert stored.startswith("$argon2id$") and "correct horse" not in stored
+    short = admin(tmp_path, "password", "--email", "ada@example.com", stdin="eleven char\n")
+    assert short.returncode == 2 and "12 to 256" in short.stderr and "eleven char" not in short.stderr
+    unknown = admin(tmp_path, "password", "--email", "nobody@example.com", stdin="correct horse battery staple\n")
+    assert unknown.returncode == 2 and "nobody@example.com" in unknown.stderr
 
 
 def test_errors_go_to_stderr_with_a_nonzero_exit(tmp_path):

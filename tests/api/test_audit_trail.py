@@ -15,6 +15,7 @@ import pytest
 
 from api.contract import Operation, operations
 from tests.support import factories
+from tests.support.factories import sign_in
 from tests.support.examples import encoded, example_request, takes_json
 
 MUTATING = [o for o in operations() if o.method != "get"]
@@ -94,6 +95,41 @@ def _invitation_token(platform, actor) -> dict:
     return {"token": r.json()["data"]["result"]["token"]}
 
 
+def _password(platform, actor) -> dict:
+    return {"email": actor.email, "password": sign_in.password(actor)}
+
+
+def _challenge(platform, actor) -> str:
+    answer = platform.client.post("/api/v2/auth/sign-in", json=_password(platform, actor))
+    return answer.json()["data"]["result"]["challenge"]
+
+
+def _code_challenge(platform, actor) -> dict:
+    secret, _ = sign_in.second_factor(actor)
+    return {"challenge": _challenge(platform, actor), "code": sign_in.code(secret)}
+
+
+def _enrolment_challenge(platform, actor) -> dict:
+    sign_in.require_mfa(actor)
+    return {"challenge": _challenge(platform, actor)}
+
+
+def _enrolled_challenge(platform, actor) -> dict:
+    body = _enrolment_challenge(platform, actor)
+    enrolled = platform.client.post("/api/v2/auth/sign-in/mfa-enrol", json=body)
+    return {**body, "code": sign_in.code(enrolled.json()["data"]["result"]["secret"])}
+
+
+def _enrolled_code(platform, actor) -> dict:
+    enrolled = platform.client.post("/api/v2/auth/mfa/enrol", headers=actor.headers)
+    return {"code": sign_in.code(enrolled.json()["data"]["result"]["secret"])}
+
+
+def _confirmed_code(platform, actor) -> dict:
+    secret, _ = sign_in.second_factor(actor)
+    return {"code": sign_in.code(secret)}
+
+
 def _campaign_fields(platform, actor) -> dict:
     """Who calls and from which number: an agent and an outbound number of the workspace (made in
     it: the example's ids are no workspace's)."""
@@ -121,7 +157,9 @@ PREPARED_OVERRIDES = {"redeliverWebhookEvent": _report_event, "deleteCampaignCon
                       "claimCampaignContacts": _claimed_contact,
                       "reportCampaignAttemptOutcome": _claimed_contact, "renewCampaignAttempt": _claimed_contact,
                       "resolveCampaignContact": _claimed_contact}
-PREPARED_BODIES = {"acceptInvitation": _invitation_token}
+PREPARED_BODIES = {"acceptInvitation": _invitation_token, "signIn": _password, "completeSignIn": _code_challenge,
+                   "enrolMfaToSignIn": _enrolment_challenge, "confirmMfaToSignIn": _enrolled_challenge,
+                   "confirmMfa": _enrolled_code, "disableMfa": _confirmed_code}
 FIRST = {"mergeBranch": "commitToBranch", "removeCallTag": "addCallTag"}
 
 
@@ -201,6 +239,20 @@ PREPARED_FIELDS["addFeedbackReference"] = _persona_referenced
 PREPARED_FIELDS["assignUnitTestSuite"] = lambda platform, actor: {"entityId": factories.agent(actor)}
 PREPARED_OVERRIDES.update(raiseReviewFeedback=_done_review, addFeedbackReference=_feedback,
                           deleteFeedbackReference=_feedback_reference)
+# Call access: a token issued for an agent of the workspace, redeemed with no credential (its
+# actor is the token); share links of a call of the workspace.
+PREPARED_FIELDS["createWebCallToken"] = lambda platform, actor: {"agentId": factories.agent(actor)}
+PREPARED_BODIES["redeemWebCallToken"] = lambda platform, actor: {
+    "token": factories.web_call_token(actor, factories.agent(actor))[1]}
+PREPARED_OVERRIDES.update(createShareLink=lambda platform, actor: {"callId": factories.call(actor)},
+                          revokeShareLink=lambda platform, actor: dict(zip(
+                              ("callId", "shareLinkId"), _call_with_link(actor))))
+TOKEN_ACTORS = {"acceptInvitation", "redeemWebCallToken"}
+
+
+def _call_with_link(actor) -> tuple[str, str]:
+    call_id = factories.call(actor)
+    return call_id, factories.share_link(actor, call_id)[0]
 
 
 
@@ -259,14 +311,19 @@ def test_every_change_is_audited(platform, op):
     assert entries, f"{op.operation_id} left no audit entry"
     entry = entries[0]
     assert entry["operation_id"] == op.operation_id and entry["source_address"]
-    assert entry["resource_type"] and entry["actor_kind"] in ("access_token", "invitation")
-    if op.operation_id != "acceptInvitation":
-        assert (entry["actor_user_id"], entry["actor_credential_id"]) == (owner.user_id, _token_id(owner))
+    assert entry["resource_type"] and entry["actor_kind"] in ("access_token", "invitation", "web_call_token",
+                                                               "sign_in")
+    if op.operation_id not in TOKEN_ACTORS:
+        # A sign-in names the user and the token it made (none yet while enrolling).
+        made = response.json()["data"]["result"].get("accessToken") or {}
+        credential = made.get("id") if op.spec.get("security") == [] else _token_id(owner)
+        assert (entry["actor_user_id"], entry["actor_credential_id"]) == (owner.user_id, credential)
     path_ids = [v for k, v in overrides.items() if f"{{{k}}}" in op.path]
     if path_ids:
         assert entry["resource_id"] == str(path_ids[-1])
     text = json.dumps(entry["changes"])
-    assert owner.secret not in text and "vai_" not in text and "whsec_" not in text
+    assert owner.secret not in text and not any(prefix in text for prefix in ("vai_", "vaw_", "vas_", "vsc_", "whsec_"))
+    assert sign_in.PASSWORD not in text
 
 
 def _token_id(actor) -> str:

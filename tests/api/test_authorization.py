@@ -61,8 +61,12 @@ def bad_credentials(platform, owner):
     ]
 
 
-def test_only_accepting_an_invitation_needs_no_credential():
-    assert [o.operation_id for o in operations() if not o.secured] == ["acceptInvitation"]
+def test_only_a_token_or_password_of_its_own_stands_for_the_credential_of_an_operation_without_one():
+    # An invitation's, a web-call token's, a share link's, a password or a sign-in's challenge: each
+    # single-purpose, hashed, limited per address.
+    assert sorted(o.operation_id for o in operations() if not o.secured) == [
+        "acceptInvitation", "completeSignIn", "confirmMfaToSignIn", "enrolMfaToSignIn", "getSharedCall",
+        "getSharedCallRecording", "redeemWebCallToken", "signIn"]
 
 
 def test_bad_credentials_get_401(platform):

@@ -49,6 +49,8 @@ ID_KINDS.update({"sessionId": "chatSession"})
 # and the suites that judge it.
 ID_KINDS.update({"simulationId": "simulation", "baselineId": "simulation", "iterationId": "iteration",
                  "personaIds": "persona", "suiteIds": "suite", "suiteId": "suite", "assertionId": "assertion"})
+# Call access: a share link of a call (a path parameter, which the reads fill in).
+ID_KINDS.update({"shareLinkId": "shareLink"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -190,6 +192,9 @@ class World:
         live = factories.live_call(owner, agent, status="forwarding")
         self.post(f"/call/{live}/status", {"status": "in-progress", "reason": f"{marker} reason"})
         factories.control(owner, live, "message", {"role": "system", "content": f"{marker} message"})
+        # Call access: a web-call token for the agent, and a share link of the call.
+        self.ids["webCallToken"] = factories.web_call_token(owner, agent)[0]
+        self.ids["shareLink"] = factories.share_link(owner, self.ids["call"])[0]
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

@@ -443,3 +443,28 @@ def test_live_call_lists_and_a_claim_of_requests_cost_the_same_whatever_their_si
     one = _post_statements(platform, statements, owner, "/call/controls/claim", {"count": 1})
     many = _post_statements(platform, statements, owner, "/call/controls/claim", {"count": 50})
     assert len(one) == len(many)
+
+
+# --- call access --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_pages_of_web_call_tokens_and_share_links_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    agent, call = factories.agent(owner), factories.call(owner)
+    for _ in range(rows):
+        factories.web_call_token(owner, agent)
+        factories.share_link(owner, call)
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total in one statement.
+    for path in (f"/web-calls/tokens?{ws}", f"/call/{call}/share-links?{ws}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+
+
+def test_a_shared_call_costs_its_address_count_and_one_statement(platform, statements):
+    owner = platform.workspace()
+    _, token = factories.share_link(owner, factories.call(owner, agent_id=factories.agent(owner)))
+    platform.client.get(f"/api/v2/shared/calls/{token}")
+    statements.sql.clear()
+    assert platform.client.get(f"/api/v2/shared/calls/{token}").status_code == 200
+    # The client address's count (one upsert, no credential to read) and the link read with its call.
+    assert len(statements.sql) == 2, statements.sql

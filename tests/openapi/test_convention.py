@@ -25,8 +25,10 @@ IDS = [o.operation_id for o in OPERATIONS]
 # /campaign/..., the paths the documented API has always had (clients call them so), and
 # /workspace, the one workspace a request acts in (a singleton, not a collection).
 # /chat/{entityType}/{entityId}/sessions: a feature, not a collection (what follows is the kind
-# of entity chatted with; its collection is sessions).
-SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat"})
+# of entity chatted with; its collection is sessions). /shared/calls/{token}: what share links show,
+# a feature too (its collection is calls). /auth/sign-in, /auth/mfa: the caller's own signing in and
+# second factor, steps rather than a collection.
+SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat", "shared", "auth"})
 
 # A time range on a list, or on anything else, is since (inclusive) and until (exclusive).
 TIME_RANGE = ("since", "until")

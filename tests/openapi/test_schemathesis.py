@@ -155,7 +155,14 @@ def test_schemathesis_finds_no_failures(conversing_server, tmp_path):
 
 # What cannot answer 2xx to a caller who is its workspace's only member: leaving (the last owner
 # stays; tests/handlers/test_members.py has a member leave).
-NEVER_2XX_HERE = {"leaveWorkspace": "the caller is the workspace's last owner"}
+NEVER_2XX_HERE = {"leaveWorkspace": "the caller is the workspace's last owner",
+                  # The walks hold no password, challenge or authenticator: tests/handlers/test_sign_in.py
+                  # and test_mfa.py sign in and enrol with them.
+                  "signIn": "no user of the walks has a password",
+                  "completeSignIn": "no walk is given a sign-in's challenge",
+                  "enrolMfaToSignIn": "no walk is given a sign-in's challenge",
+                  "confirmMfaToSignIn": "no walk is given a sign-in's challenge",
+                  "disableMfa": "no walk has a second factor's code"}
 
 # The number the prepared agent answers and campaigns call from; the walks create +14155550123
 # (schemathesis.toml), and a number belongs to one workspace across the service.

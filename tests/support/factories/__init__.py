@@ -2,6 +2,7 @@
 a session of its own on whatever database the models are bound to; a test reads them as
 ``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
 from tests.support.factories.assertions import assertion, assignment, suite
+from tests.support.factories.call_access import share_link, web_call_token
 from tests.support.factories.calls import call, insight, report
 from tests.support.factories.campaigns import (
     campaign,
@@ -27,5 +28,5 @@ __all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "
            "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "control", "done_review",
            "expire_tokens", "feedback", "feedback_reference", "generate", "insight", "live_call", "live_version", "member", "numbers",
            "optimization_run", "persona", "phone_alias", "phone_number", "principal", "proposal", "report", "review",
-           "run_solutions", "save_versions", "schedule", "set_contact_state", "set_run", "simulate", "simulation",
-           "suite", "suppressed", "webhook_subscription", "workflow", "workspace"]
+           "run_solutions", "save_versions", "schedule", "set_contact_state", "set_run", "share_link", "simulate",
+           "simulation", "suite", "suppressed", "web_call_token", "webhook_subscription", "workflow", "workspace"]

@@ -1,0 +1,1 @@
+"""Call access: web-call tokens and share links of calls."""

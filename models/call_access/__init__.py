@@ -1,0 +1,1 @@
+"""Call access without a member's credential: single-use web-call tokens and share links of calls."""
