@@ -15,6 +15,7 @@ from models.calls import imports
 from models.calls.calls import Ingested, Report, ingest, outbound_payload
 from models.identity import workspaces
 from models.kernel.db import after_commit
+from models.live_calls import calls as live_calls
 from models.webhooks import outbox
 
 
@@ -54,7 +55,14 @@ def settle_campaign_contact(report: Report) -> list[str]:
                                       call_id=report.call_id, ended_reason=report.ended_reason)
 
 
-SUBSCRIBERS = (debit_minutes, store_structured_data, settle_campaign_contact, enqueue_webhook_events)
+def end_live_call(report: Report) -> list[str]:
+    """The call its runtime registered as it started (POST /call/live), ended by the report and
+    linked to the recorded call; its control requests still pending failed. Nothing for a call
+    never registered."""
+    return live_calls.end_from_report(report)
+
+
+SUBSCRIBERS = (debit_minutes, store_structured_data, settle_campaign_contact, end_live_call, enqueue_webhook_events)
 
 
 IMPORT_SUBSCRIBERS = (store_structured_data,)

@@ -31,7 +31,7 @@ from models.webhooks.outbox import notify_enqueued, pause, resume
 from models.webhooks.signing_secrets import DEFAULT_GRACE_S, MAX_GRACE_S, new_signing_secret
 from models.webhooks.tables import WebhookSubscription
 
-EVENT_TYPES = ("end-of-call-report",)
+EVENT_TYPES = ("end-of-call-report", "call.control")
 MAX_PER_WORKSPACE = 100
 
 

@@ -255,6 +255,28 @@ def _call_with_link(actor) -> tuple[str, str]:
     return call_id, factories.share_link(actor, call_id)[0]
 
 
+
+# Live calls: a registration names a version of the workspace; a control request needs a call in
+# progress, and its acknowledgement a pending request.
+def _live_version(platform, actor) -> dict:
+    agent = factories.agent(actor)
+    return {"entityId": agent, "versionId": factories.live_version(actor, agent)}
+
+
+def _call_in_progress(platform, actor) -> dict:
+    return {"callId": factories.live_call(actor, factories.agent(actor), status="in-progress")}
+
+
+def _pending_control(platform, actor) -> dict:
+    call_id = _call_in_progress(platform, actor)["callId"]
+    return {"callId": call_id, "controlId": factories.control(actor, call_id)}
+
+
+PREPARED_FIELDS["registerLiveCall"] = _live_version
+PREPARED_OVERRIDES.update(transferLiveCall=_call_in_progress, resumeLiveCall=_call_in_progress,
+                          sendLiveCallMessage=_call_in_progress, acknowledgeLiveCallControl=_pending_control)
+
+
 def _entries(request_id: str):
     from models.audit.tables import AuditEntry
     from models.kernel.db import session

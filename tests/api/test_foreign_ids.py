@@ -188,6 +188,10 @@ class World:
         self.ids["simulation"] = factories.simulation(owner, agent, name=f"{marker} simulation",
                                                       persona_ids=[self.ids["persona"]])
         self.ids["iteration"] = self.get(f"/simulations/{self.ids['simulation']}/iterations")["iterations"][0]["id"]
+        # A live call of the agent, in progress, with a message sent to it and a move whose reason carries the marker.
+        live = factories.live_call(owner, agent, status="forwarding")
+        self.post(f"/call/{live}/status", {"status": "in-progress", "reason": f"{marker} reason"})
+        factories.control(owner, live, "message", {"role": "system", "content": f"{marker} message"})
         # Call access: a web-call token for the agent, and a share link of the call.
         self.ids["webCallToken"] = factories.web_call_token(owner, agent)[0]
         self.ids["shareLink"] = factories.share_link(owner, self.ids["call"])[0]

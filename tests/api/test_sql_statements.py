@@ -427,6 +427,37 @@ def test_pages_of_chat_sessions_and_messages_cost_the_same_whatever_their_size(p
         assert len(count(platform, statements, path, owner)) == admission() + 1, path
 
 
+# --- live calls ---------------------------------------------------------------------------------
+
+def _post_statements(platform, statements, owner, path: str, body: dict) -> list[str]:
+    statements.sql.clear()
+    response = platform.client.post(f"/api/v2{path}?workspaceId={owner.workspace_id}", headers=owner.headers, json=body)
+    assert response.status_code == 200, response.text
+    return [sql for sql in statements.sql if not sql.startswith("PREPARE")]
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_live_call_lists_and_a_claim_of_requests_cost_the_same_whatever_their_size(platform, statements, rows):
+    owner = platform.workspace()
+    agent = factories.agent(owner)
+    call_id = None
+    for _ in range(rows):
+        call_id = factories.live_call(owner, agent, status="in-progress")
+        factories.control(owner, call_id)
+        factories.control(owner, call_id)
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The calls not ended (filtered or not) with their total in one statement; a call's status and
+    # its moves in two; its control requests in two (the call, then the page with its total).
+    for path, cost in ((f"/call/live?{ws}", 1), (f"/call/live?{ws}&status=in-progress&agentId={agent}", 1),
+                       (f"/call/{call_id}/status?workspaceId={owner.workspace_id}", 2), (f"/call/{call_id}/controls?{ws}", 2)):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + cost, path
+    # A claim: one statement for 1 request as for 50 (past the first, which prepares it).
+    _post_statements(platform, statements, owner, "/call/controls/claim", {"count": 1})
+    one = _post_statements(platform, statements, owner, "/call/controls/claim", {"count": 1})
+    many = _post_statements(platform, statements, owner, "/call/controls/claim", {"count": 50})
+    assert len(one) == len(many)
+
+
 # --- call access --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rows", [1, 30])

@@ -137,8 +137,14 @@ def _id_names(schema: dict, prefix: str = ""):
         yield from _id_names(value, f"{prefix}{name}.")
 
 
+# A live call's id is its runtime's (as Retell's call_... ids are): one schema states its rule.
+RUNTIME_CALL_ID = _resolved(SPEC_DIR / "schemas" / "live-calls.yaml", "RuntimeCallId")
+
+
 def _uuid_or_allowed(name: str, schema: dict) -> bool:
     """``name``: a parameter's, or a body property's dotted path (``config.nodes.id``)."""
+    if name == "callId" and schema == RUNTIME_CALL_ID:
+        return True
     item = schema.get("items", schema)
     parts = [item, *item.get("allOf", [])]
     kind = NON_UUID_IDS.get(name, NON_UUID_IDS.get(name.rsplit(".", 1)[-1]) if "." not in name else None)

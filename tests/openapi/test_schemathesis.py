@@ -101,7 +101,8 @@ def test_schemathesis_finds_no_failures(conversing_server, tmp_path):
            "TEST_USER_ID": owner["userId"], "SCHEMATHESIS_HOOKS": "tests.openapi.schemathesis_hooks",
            "PYTHONPATH": str(ROOT), "TEST_AGENT_ID": caller["agentId"],
            "TEST_CALLER_NUMBER_ID": caller["id"], "TEST_CALLER_NUMBER": caller["number"],
-           "TEST_CALL_ID": caller["callId"], "TEST_PERSONA_ID": caller["personaId"]}
+           "TEST_CALL_ID": caller["callId"], "TEST_PERSONA_ID": caller["personaId"],
+           "TEST_VERSION_ID": caller["versionId"]}
     # Deleting a workspace is tried on one of its own: renamed to an example by updateWorkspace, the
     # bootstrapped workspace would be deleted by the example confirmName, and every later request fail.
     summary, output = schemathesis(live_server, env, tmp_path, "generated", "examples,coverage,fuzzing",
@@ -172,8 +173,9 @@ def prepare_caller(live_server, owner) -> dict:
     """An agent (created with version 1 published) answering an inbound and outbound number of the
     workspace: what a campaign calls with and from, and what resolving that number's route finds;
     a call of that agent, recorded from its report, which reviews review; open feedback on the
-    agent, which an optimization run starts from; and a persona, which simulations call with and
-    feedback references name. So schemathesis.toml can pin their ids and those requests succeed."""
+    agent, which an optimization run starts from; a persona, which simulations call with and
+    feedback references name; and the agent's version, which live calls register with. So
+    schemathesis.toml can pin their ids and those requests succeed."""
     import httpx
     with httpx.Client(base_url=live_server.url + "/api/v2", headers={"Authorization": f"Bearer {owner['token']}"},
                       params={"workspaceId": owner["workspaceId"]}, timeout=30) as client:
@@ -196,9 +198,13 @@ def prepare_caller(live_server, owner) -> dict:
         assert report.status_code == 200, report.text
         persona = client.post("/personas", json={"name": "Prepared caller", "goal": "Book a table"})
         assert persona.status_code == 200, persona.text
+        # The version live calls register with.
+        versions = client.get(f"/versions/agent/{agent_id}")
+        assert versions.status_code == 200, versions.text
     open_feedback(live_server, owner, agent_id, call_id)
     return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id,
-            "personaId": persona.json()["data"]["result"]["persona"]["id"]}
+            "personaId": persona.json()["data"]["result"]["persona"]["id"],
+            "versionId": versions.json()["data"]["result"]["versions"][0]["id"]}
 
 
 def open_feedback(live_server, owner, agent_id: str, call_id: str | None = None) -> str:

@@ -118,6 +118,16 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
     "GET /call/cdr": "until later than since (a rule between two parameters)",
     "POST /call/import": "a CSV whose header names the callId, startedAt and endedAt columns and no other",
 })
+# Live calls: what a registration names must be the workspace's, and what a request to a call
+# carries must be a real number or agent; a move's time follows the clock and the call's moves.
+REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
+    "POST /call/live": "versionId a version of the agent or workflow named, of the workspace; from and to numbers "
+                       "of a numbering plan; campaignId and contactId of the workspace, contactId with campaignId",
+    "POST /call/{callId}/status": "at not before the call's current status began nor past the clock's skew",
+    "POST /call/{callId}/transfer": "a number of a numbering plan, or an agent of the workspace",
+    "POST /call/{callId}/messages": "content not of spaces only",
+    "POST /call/{callId}/controls/{controlId}/ack": "error with state failed only; error not of spaces only",
+})
 # What a workspace's API key may not do, being no user's own credential: mint a user's access
 # tokens, create workspaces; and the permission this key was not given.
 REFUSED_TO_A_KEY = {"POST /access-tokens", "DELETE /access-tokens/{tokenId}", "POST /workspaces", "DELETE /workspace"}
