@@ -49,6 +49,8 @@ ID_KINDS.update({"sessionId": "chatSession"})
 # and the suites that judge it.
 ID_KINDS.update({"simulationId": "simulation", "baselineId": "simulation", "iterationId": "iteration",
                  "personaIds": "persona", "suiteIds": "suite", "suiteId": "suite", "assertionId": "assertion"})
+# Dashboards: a widget, and the structured-data field a widget of structured data charts.
+ID_KINDS.update({"widgetId": "widget", "fieldId": "field"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -186,6 +188,8 @@ class World:
         self.ids["simulation"] = factories.simulation(owner, agent, name=f"{marker} simulation",
                                                       persona_ids=[self.ids["persona"]])
         self.ids["iteration"] = self.get(f"/simulations/{self.ids['simulation']}/iterations")["iterations"][0]["id"]
+        # A dashboard widget of the agent's calls.
+        self.ids["widget"] = factories.widget(owner, f"{marker} widget", filters={"agentId": agent}, group_by="agent")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

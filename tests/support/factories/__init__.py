@@ -13,6 +13,7 @@ from tests.support.factories.campaigns import (
 )
 from tests.support.factories.chat import chat_messages, chat_session
 from tests.support.factories.configs import agent, save_versions, workflow
+from tests.support.factories.dashboards import widget
 from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
 from tests.support.factories.optimization import generate, optimization_run, proposal, run_solutions, set_run
@@ -27,4 +28,4 @@ __all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "
            "expire_tokens", "feedback", "feedback_reference", "generate", "insight", "member", "numbers",
            "optimization_run", "persona", "phone_alias", "phone_number", "principal", "proposal", "report", "review",
            "run_solutions", "save_versions", "schedule", "set_contact_state", "set_run", "simulate", "simulation",
-           "suite", "suppressed", "webhook_subscription", "workflow", "workspace"]
+           "suite", "suppressed", "webhook_subscription", "widget", "workflow", "workspace"]
