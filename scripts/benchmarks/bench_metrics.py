@@ -11,11 +11,12 @@ the domain runs for it.
   API       `python -m api.serve`, WORKERS=1, STT_ENABLED=false, LOG_LEVEL=--log-level (default
             INFO), rate limiting on with limits never reached. For each case (granularity, grouped
             or not) over the whole 90 days: --warmup requests unrecorded, then --requests (default
-            10) one after another on one keep-alive connection; median and p90 of the whole request
-            as the client sees it. The answer is checked: its buckets count every call
+            10) on one keep-alive connection, each followed by the bare SQL's run; median and p90 of
+            the whole request as the client sees it. The answer is checked: its buckets count every call
   bare SQL  the two statements the domain runs for the same request (models.calls.metrics.statements),
-            run as they are through psycopg2 on one connection, --requests times, their rows
-            fetched: median and p90. ratio = API median / bare SQL median (goal <= 1.3)
+            run as they are through psycopg2 on one connection, their rows fetched, right after each
+            request (so that a change in the machine's load weighs on both alike): median and p90.
+            ratio = API median / bare SQL median (goal <= 1.3)
   domain    models.calls.metrics.call_metrics itself in this process (the SQL and the layout of the
             result, no HTTP, no JSON): its median, to say where the API's overhead lies
 
@@ -33,7 +34,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from . import bench_calls, options
-from .bench_analytics import time_bare
 from .harness import (
     CLEANUP,
     ROOT,
@@ -102,23 +102,39 @@ def domain_statements(database_url: str, data_dir: Path, query) -> tuple[list[tu
     return statements, timings
 
 
-def time_api(client, url: str, params: dict, warmup: int, requests: int, calls: int) -> tuple[list[float], int]:
-    timings, buckets = [], 0
-    for n in range(warmup + requests):
-        began = time.perf_counter()
-        response = client.get(url, params=params)
-        elapsed = (time.perf_counter() - began) * 1000
-        if response.status_code != 200:
-            raise RuntimeError(f"GET {url} {params}: {response.status_code} {response.text[:300]}")
-        if n == 0:
-            series = response.json()["data"]["result"]["series"]
-            counted = sum(b["count"] for s in series for b in s["buckets"])
-            buckets = sum(len(s["buckets"]) for s in series)
-            if counted != calls:
-                raise RuntimeError(f"{params}: expected {calls} calls counted, got {counted}")
-        if n >= warmup:
-            timings.append(elapsed)
-    return timings, buckets
+def time_interleaved(client, url: str, params: dict, database_url: str, statements, warmup: int, requests: int,
+                     calls: int) -> tuple[list[float], list[float], int]:
+    """One request, then one bare run of the statements, in turn: a machine whose load changes during
+    the run (other processes, the page cache) weighs on both alike."""
+    import psycopg2
+
+    api, bare, buckets = [], [], 0
+    conn = psycopg2.connect(database_url)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            for n in range(warmup + requests):
+                began = time.perf_counter()
+                response = client.get(url, params=params)
+                elapsed = (time.perf_counter() - began) * 1000
+                if response.status_code != 200:
+                    raise RuntimeError(f"GET {url} {params}: {response.status_code} {response.text[:300]}")
+                if n == 0:
+                    series = response.json()["data"]["result"]["series"]
+                    counted = sum(b["count"] for s in series for b in s["buckets"])
+                    buckets = sum(len(s["buckets"]) for s in series)
+                    if counted != calls:
+                        raise RuntimeError(f"{params}: expected {calls} calls counted, got {counted}")
+                began = time.perf_counter()
+                for sql, values in statements:
+                    cur.execute(sql, values)
+                    cur.fetchall()
+                if n >= warmup:
+                    api.append(elapsed)
+                    bare.append((time.perf_counter() - began) * 1000)
+    finally:
+        conn.close()
+    return api, bare, buckets
 
 
 def main(argv=None) -> int:
@@ -154,12 +170,11 @@ def main(argv=None) -> int:
             for granularity, group_by in CASES:
                 params = {"workspaceId": ws, "granularity": granularity, "since": start.isoformat() + "Z",
                           "until": end.isoformat() + "Z", **({"groupBy": group_by} if group_by else {})}
-                api, buckets = time_api(client, f"{base}/call/metrics", params, args.warmup, args.requests,
-                                        args.calls)
                 statements, domain = domain_statements(database_url, data_dir, {
                     "workspace_id": ws, "start": start, "end": end, "granularity": granularity,
                     "group_by": group_by})
-                bare = time_bare(database_url, statements, args.warmup, args.requests)
+                api, bare, buckets = time_interleaved(client, f"{base}/call/metrics", params, database_url,
+                                                      statements, args.warmup, args.requests, args.calls)
                 row = (granularity, group_by or "-", buckets, median(api), percentile(api, 90), median(bare),
                        percentile(bare, 90), median(domain), median(api) / median(bare))
                 log(f"  {granularity:6} {row[1]:5} API p50 {row[3]:8.1f} ms  bare SQL p50 {row[5]:8.1f} ms  "
