@@ -106,11 +106,13 @@ def statements(query: Query) -> list[tuple[str, list]]:
     reasons by group. What ``call_metrics`` runs, and what the benchmark runs bare."""
     stats, reasons = _sql(database.param, query.granularity, query.group_by, query.agent_id is not None,
                           query.call_type is not None, query.end_reasons_by)
-    params = [query.workspace_id, query.start, query.end] + [v for v in (query.agent_id, query.call_type) if v]
+    params = [query.workspace_id, query.start, query.end] + [v for v in (query.agent_id, query.call_type) if v is not None]
     return [(stats, params), (reasons, params)]
 
 
 def call_metrics(query: Query) -> Metrics:
+    """The metrics of the query: one series (grouped by agent, one per agent with calls, the most
+    calls first), each with every bucket of the range. InvalidInput past MAX_BUCKETS in all."""
     buckets = bucket_count(query)
     (stats, params), (reasons, _) = statements(query)
     stat_rows = database.execute_sql(stats, params).fetchall()
