@@ -1,4 +1,5 @@
-"""The analytics group: getStructuredDataAnalytics, in the result's documented shape."""
+"""The analytics group: getStructuredDataAnalytics, in the result's documented shape (which dashboard
+widgets of structured data answer too)."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -6,7 +7,7 @@ from datetime import timedelta
 from api.envelope import ok
 from handlers.wire import iso, naive_utc
 from models.calls import analytics
-from models.calls.analytics import FieldAnalytics
+from models.calls.analytics import Analytics, FieldAnalytics
 from models.kernel.db import utcnow
 
 # The documented call types: the last three are the first three under other names.
@@ -21,15 +22,20 @@ def get_structured_data_analytics(workspaceId: str, granularity: str = "day", ca
     result = analytics.structured_data(
         workspace_id=workspaceId, start=start_at, end=end_at, granularity=granularity,
         call_type=CALL_TYPE_ALIASES.get(callType, callType), agent_id=agentId, field_ids=structuredDataIds)
-    return ok({
-        "workspaceId": workspaceId,
+    return ok(analytics_shape(workspaceId, result))
+
+
+def analytics_shape(workspace_id: str, result: Analytics) -> dict:
+    """The analytics as the wire writes them (dashboard widgets of structured data answer them too)."""
+    return {
+        "workspaceId": workspace_id,
         "timeRange": {"start": iso(result.start), "end": iso(result.end)},
         "granularity": result.granularity,
         "fields": [{"id": f.field.id, "name": f.field.name, "type": f.field.type, "agentId": f.field.agent_id,
                     "agentName": f.field.agent_name} for f in result.fields],
         "data": [_entry(f) for f in result.fields],
         "generatedAt": iso(utcnow()),
-    })
+    }
 
 
 def _entry(f: FieldAnalytics) -> dict:

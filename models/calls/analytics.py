@@ -123,14 +123,27 @@ def bucket_count(start: datetime, end: datetime, granularity: str) -> int:
     return months + (1 if end > floor(end, "month") else 0)
 
 
-def _bucket_sql(granularity: str) -> str:
+def check_range(start: datetime, end: datetime, granularity: str) -> int:
+    """The number of buckets of [start, end); InvalidInput when end is not after start or past MAX_BUCKETS."""
+    if end <= start:
+        raise InvalidInput("until must be later than since.")
+    buckets = bucket_count(start, end, granularity)
+    if buckets > MAX_BUCKETS:
+        raise InvalidInput(f"The range from since to until spans {buckets} {granularity} buckets; at most "
+                           f"{MAX_BUCKETS} are allowed: narrow the range or take a coarser granularity.")
+    return buckets
+
+
+def bucket_sql(granularity: str) -> str:
+    """The SQL of the start of the bucket a row's started_at falls in (naive UTC, as stored)."""
     if is_postgres():
         return f"date_trunc('{granularity}', started_at)"
     pattern = {"hour": "%Y-%m-%d %H:00:00", "day": "%Y-%m-%d 00:00:00", "month": "%Y-%m-01 00:00:00"}[granularity]
     return f"strftime('{pattern}', started_at)"
 
 
-def _as_datetime(value) -> datetime:
+def as_datetime(value) -> datetime:
+    """A bucket's start as the driver gives it (SQLite: text) as a datetime."""
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
@@ -138,12 +151,7 @@ def structured_data(*, workspace_id: str, start: datetime, end: datetime, granul
                     call_type: str | None = None, agent_id: str | None = None,
                     field_ids: list[int] | None = None) -> Analytics:
     """``start`` and ``end`` naive UTC, end after start; a call counts in the bucket it started in."""
-    if end <= start:
-        raise InvalidInput("until must be later than since.")
-    buckets = bucket_count(start, end, granularity)
-    if buckets > MAX_BUCKETS:
-        raise InvalidInput(f"The range from since to until spans {buckets} {granularity} buckets; at most "
-                           f"{MAX_BUCKETS} are allowed: narrow the range or take a coarser granularity.")
+    check_range(start, end, granularity)
     fields = _fields(workspace_id, agent_id, field_ids)
     if not fields:
         return Analytics(start, end, granularity, [])
@@ -157,7 +165,7 @@ def structured_data(*, workspace_id: str, start: datetime, end: datetime, granul
                             + ([f"{table}call_type = {p}"] if call_type is not None else [])
                             + ([f"{table}agent_id = {p}"] if agent_id is not None else []))
 
-    bucket = _bucket_sql(granularity)
+    bucket = bucket_sql(granularity)
     series_rows = database.execute_sql(
         f"SELECT field_id, {bucket} AS bucket, COUNT(*), COALESCE(SUM(number_value), 0), MIN(number_value), "
         f"MAX(number_value), COUNT(number_value), "
@@ -181,7 +189,7 @@ def structured_data(*, workspace_id: str, start: datetime, end: datetime, granul
 
 
 def _assemble(field: FieldInfo, start, end, granularity, series_rows, count_rows, histogram_rows) -> FieldAnalytics:
-    found = {_as_datetime(row[1]): row for row in series_rows if row[0] == field.id}
+    found = {as_datetime(row[1]): row for row in series_rows if row[0] == field.id}
     series, moment = [], floor(start, granularity)
     while moment < end:
         row = found.get(moment)

@@ -39,6 +39,7 @@ from typing import NamedTuple
 import orjson
 from peewee import fn
 
+from models.calls import end_reasons
 from models.campaigns.contacts import STATES
 from models.campaigns.lifecycle import COMPLETED, RUNNING, SCHEDULED
 from models.campaigns.tables import Campaign, CampaignAttempt, CampaignContact
@@ -59,15 +60,9 @@ _RETRIABLE = _RETRIED_BY_DEFAULT | {"voicemail"}
 ANSWERED = frozenset({"answered", "completed", "do-not-call"})
 LEASE_EXPIRED = "lease_expired"
 RESOLVED_BY_HAND = "resolved-by-hand"
-# An end-of-call-report's endedReason, as call runtimes word it, read as an outcome; any other
-# reason is a call that took place (completed).
-ENDED_REASONS = {
-    "customer-did-not-answer": "no-answer", "no-answer": "no-answer",
-    "customer-busy": "busy", "busy": "busy",
-    "voicemail": "voicemail",
-    "invalid-number": "invalid-number", "phone-number-invalid": "invalid-number",
-    "failed-to-connect": "failed", "call-failed": "failed", "error": "failed",
-}
+# An end-of-call-report's endedReason read as an outcome (models.calls.end_reasons, which call metrics
+# read too); any other reason is a call that took place (completed).
+ENDED_REASONS = end_reasons.UNREACHED
 
 
 class RuntimeCampaign(NamedTuple):
@@ -477,7 +472,7 @@ def resolve(*, workspace_id: str, campaign_id: str, contact_id: str, state: str,
 # --- the end-of-call-report --------------------------------------------------------------------
 
 def outcome_of_report(ended_reason: str | None) -> str:
-    return ENDED_REASONS.get((ended_reason or "").strip().lower(), "completed")
+    return end_reasons.outcome_of_report(ended_reason)
 
 
 def settle_from_report(*, workspace_id: str, campaign_id, contact_id, attempt_id, call_id: str,

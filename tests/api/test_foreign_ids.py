@@ -51,6 +51,8 @@ ID_KINDS.update({"simulationId": "simulation", "baselineId": "simulation", "iter
                  "personaIds": "persona", "suiteIds": "suite", "suiteId": "suite", "assertionId": "assertion"})
 # Call access: a share link of a call (a path parameter, which the reads fill in).
 ID_KINDS.update({"shareLinkId": "shareLink"})
+# Dashboards: a widget, and the structured-data field a widget of structured data charts.
+ID_KINDS.update({"widgetId": "widget", "fieldId": "field"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -195,6 +197,8 @@ class World:
         # Call access: a web-call token for the agent, and a share link of the call.
         self.ids["webCallToken"] = factories.web_call_token(owner, agent)[0]
         self.ids["shareLink"] = factories.share_link(owner, self.ids["call"])[0]
+        # A dashboard widget of the agent's calls.
+        self.ids["widget"] = factories.widget(owner, f"{marker} widget", filters={"agentId": agent}, group_by="agent")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

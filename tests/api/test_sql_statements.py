@@ -481,3 +481,32 @@ def test_a_shared_call_costs_its_address_count_and_one_statement(platform, state
     assert platform.client.get(f"/api/v2/shared/calls/{token}").status_code == 200
     # The client address's count (one upsert, no credential to read) and the link read with its call.
     assert len(statements.sql) == 2, statements.sql
+
+
+# --- call metrics and dashboard widgets ------------------------------------------------------------
+
+@pytest.mark.parametrize("calls", [1, 30])
+def test_call_metrics_and_widgets_cost_the_same_whatever_the_calls_buckets_and_widgets(platform, statements, calls):
+    from datetime import timedelta
+
+    from models.kernel.db import utcnow
+    owner = platform.workspace()
+    agents = [factories.agent(owner), factories.agent(owner)]
+    for n in range(calls):
+        factories.call(owner, started_at=utcnow() - timedelta(hours=n + 1), agent_id=agents[n % 2],
+                       ended_reason=f"reason {n % 5}")
+    for n in range(calls):
+        factories.widget(owner, dashboard=f"board {n % 3}", group_by="agent")
+    base = f"/api/v2/call/metrics?workspaceId={owner.workspace_id}"
+    # The figures by bucket and the end reasons by bucket, whatever the buckets; the agents' names
+    # when there are agents to name.
+    for path, extra in ((base, 2), (base + "&granularity=hour", 2), (base + "&granularity=total", 2),
+                        (base + "&groupBy=agent&granularity=hour", 3), (base + f"&agentId={agents[0]}", 3)):
+        assert len(count(platform, statements, path, owner)) == admission() + extra, path
+    ws = f"workspaceId={owner.workspace_id}"
+    # A page of widgets with its total in one statement, of one dashboard or of all.
+    for path in (f"/analytics/widgets?{ws}&limit=50", f"/analytics/widgets?{ws}&dashboard=board%201"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+    # A widget's data: the widget, then what its metrics cost.
+    widget = factories.widget(owner, group_by="agent")
+    assert len(count(platform, statements, f"/api/v2/analytics/widgets/{widget}/data?{ws}", owner)) == admission() + 4

@@ -169,3 +169,34 @@ def rerun_on_the_live_version(ctx, body):
     if isinstance(body, dict) and isinstance(body.get("versionId"), str) and UUID.match(body["versionId"]):
         body = {k: v for k, v in body.items() if k != "versionId"}
     return body
+
+
+# A dashboard widget that can be created, so that the walk follows its links: a name made unique (names
+# are unique per dashboard, and a replayed walk repeats them), the fields of its source (a widget of
+# structured data becomes one of calls: no field is pinned), the prepared agent in its filters, a
+# place within the grid's 12 columns and a range within 10,000 buckets. Fields generated invalid
+# (of the wrong type, out of their bounds) stay as they were.
+@schemathesis.hook("map_body").apply_to(operation_id="createWidget")
+def widget_of_its_source(ctx, body):
+    if not isinstance(body, dict):
+        return body
+    body = dict(body)
+    name = body.get("name")
+    if isinstance(name, str) and name.strip() and not CONTROL.search(name) and len(name) <= 91:
+        body["name"] = f"{name} {uuid.uuid4().hex[:8]}"
+    if body.get("source") in ("calls", "structured-data"):
+        body["source"] = "calls"
+        body.pop("fieldId", None)
+        body.pop("aggregation", None)
+        body.setdefault("metric", "count")
+    filters = body.get("filters")
+    if isinstance(filters, dict) and isinstance(filters.get("agentId"), str) and UUID.match(filters["agentId"]) \
+            and os.environ.get("TEST_AGENT_ID"):
+        body["filters"] = {**filters, "agentId": os.environ["TEST_AGENT_ID"]}
+    position = body.get("position")
+    if isinstance(position, dict) and all(isinstance(position.get(k), int) for k in ("x", "w")) \
+            and 0 <= position["x"] <= 11 and position["x"] + position["w"] > 12:
+        body["position"] = {**position, "w": 12 - position["x"]}
+    if isinstance(body.get("range"), dict) and body.get("granularity") in ("hour", "day"):
+        body["range"] = {**body["range"], "unit": body["granularity"]}
+    return body

@@ -43,7 +43,7 @@ DOCUMENTED_DELETE_RESULTS = {
 # numbers them so); a role is a built-in one's name or a custom one's UUID; an audit entry's
 # resource may be any of those; an operationId names an operation of the contract; a voice is the
 # speech provider's name for it; a workflow's nodes are named by the workflow's author.
-NON_UUID_IDS = {"insightId": "integer", "structuredDataIds": "integer", "insightIds": "integer",
+NON_UUID_IDS = {"insightId": "integer", "structuredDataIds": "integer", "insightIds": "integer", "fieldId": "integer",
                 "roleId": "role", "resourceId": "any", "operationId": "the contract's",
                 "config.voice.voiceId": "provider's", "config.nodes.id": "author's"}
 

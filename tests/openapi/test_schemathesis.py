@@ -233,7 +233,7 @@ def spare_workspace(live_server, owner) -> str:
 
 
 def clear_capped_resources(live_server, owner, keep: tuple[str, ...]) -> None:
-    """A workspace holds at most 100 subscriptions and 50 custom roles, a user owns at most 100
+    """A workspace holds at most 100 subscriptions, 100 widgets and 50 custom roles, a user owns at most 100
     workspaces and holds 100 unexpired tokens, an email has one pending invitation, and the earlier
     phases may have made them: a walk must be able to create one, to follow the links from it.
     ``keep``: the prepared caller number, which the pinned campaigns call from, and the prepared
@@ -253,8 +253,9 @@ def clear_capped_resources(live_server, owner, keep: tuple[str, ...]) -> None:
         # A phone number is unique across the service and a phone book number per workspace: the walks
         # create the one number the configuration gives (schemathesis.toml), made by an earlier phase.
         # Personas: names unique per workspace, which the walks generate again.
+        # Dashboard widgets: at most 100 per workspace, names unique per dashboard.
         for collection, key in (("/phone-numbers", "phoneNumbers"), ("/phone-aliases", "aliases"),
-                                ("/personas", "personas")):
+                                ("/personas", "personas"), ("/analytics/widgets", "widgets")):
             while ids := [r["id"] for r in client.get(collection, params={"limit": 100}).json()
                           ["data"]["result"][key] if r["id"] not in keep]:
                 for resource_id in ids:

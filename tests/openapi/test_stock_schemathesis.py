@@ -128,6 +128,15 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
     "POST /call/{callId}/messages": "content not of spaces only",
     "POST /call/{callId}/controls/{controlId}/ack": "error with state failed only; error not of spaces only",
 })
+# Call metrics and dashboard widgets: the ranges' bound, and a widget's fields by its source.
+REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
+    "GET /call/metrics": "until later than since; at most 10,000 buckets (grouped: buckets times agents)",
+    "POST /analytics/widgets": "metric for a widget of calls, fieldId and aggregation (a field of the workspace) "
+                               "for one of structured data; filters.agentId an agent of the workspace; x + w at "
+                               "most 12; a range of at most 10,000 buckets; a name not of spaces only",
+    "PATCH /analytics/widgets/{widgetId}": "the rules of a new widget, for the fields merged",
+    "GET /analytics/widgets/{widgetId}/data": "grouped by agent, at most 10,000 buckets in all",
+})
 # What a workspace's API key may not do, being no user's own credential: mint a user's access
 # tokens, create workspaces; and the permission this key was not given.
 REFUSED_TO_A_KEY = {"POST /access-tokens", "DELETE /access-tokens/{tokenId}", "POST /workspaces", "DELETE /workspace"}

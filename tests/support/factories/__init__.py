@@ -15,6 +15,7 @@ from tests.support.factories.campaigns import (
 )
 from tests.support.factories.chat import chat_messages, chat_session
 from tests.support.factories.configs import agent, save_versions, workflow
+from tests.support.factories.dashboards import widget
 from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
 from tests.support.factories.live_calls import control, live_call, live_version
@@ -31,4 +32,4 @@ __all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "
            "live_call", "live_version", "member", "ndjson_body", "numbers", "optimization_run", "persona",
            "phone_alias", "phone_number", "principal", "proposal", "report", "review", "run_solutions",
            "save_versions", "schedule", "set_contact_state", "set_run", "share_link", "simulate", "simulation",
-           "suite", "suppressed", "web_call_token", "webhook_subscription", "workflow", "workspace"]
+           "suite", "suppressed", "web_call_token", "webhook_subscription", "widget", "workflow", "workspace"]
