@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from models.billing import credits
 from models.campaigns import dialing
-from models.calls import insights
-from models.calls import imports
+from models.calls import imports, insights
 from models.calls.calls import Ingested, Report, ingest, outbound_payload
 from models.identity import workspaces
 from models.kernel.db import after_commit

@@ -200,3 +200,41 @@ def widget_of_its_source(ctx, body):
     if isinstance(body.get("range"), dict) and body.get("granularity") in ("hour", "day"):
         body["range"] = {**body["range"], "unit": body["granularity"]}
     return body
+
+
+# A live call takes control requests only in progress, two moves after its registration (queued, then
+# ringing, then in-progress): the first two moves the walks send a call, when generated valid, are
+# those two, so that the requests' links are followed; later moves stay as generated. Known by callId
+# across walks: a replayed walk registers the same callId again and finds the call as it left it.
+MOVES_SENT: dict[str, int] = {}
+TO_IN_PROGRESS = ("ringing", "in-progress")
+
+
+@schemathesis.hook("before_call").apply_to(operation_id="moveLiveCallStatus")
+def move_towards_in_progress(ctx, case, **kwargs):
+    body = case.body
+    call_id = (case.path_parameters or {}).get("callId")
+    if not (isinstance(body, dict) and isinstance(call_id, str)
+            and body.get("status") in ("queued", "ringing", "in-progress", "forwarding", "ended")):
+        return
+    sent = MOVES_SENT.get(call_id, 0)
+    MOVES_SENT[call_id] = sent + 1
+    if sent < len(TO_IN_PROGRESS):
+        # Without `at`: a generated time may precede the status's start or pass the clock.
+        case.body = {k: v for k, v in body.items() if k != "at"} | {"status": TO_IN_PROGRESS[sent]}
+
+
+# A transfer to a number of a numbering plan, or to the prepared agent: a generated number that fits
+# the pattern may be in no plan, a generated agentId is no agent here (400 either way).
+@schemathesis.hook("map_body").apply_to(operation_id="transferLiveCall")
+def transfer_to_a_real_destination(ctx, body):
+    destination = body.get("destination") if isinstance(body, dict) else None
+    if not isinstance(destination, dict):
+        return body
+    if destination.get("type") == "number" and isinstance(destination.get("number"), str) \
+            and destination.get("agentId") is None:
+        return {**body, "destination": {**destination, "number": "+14155550199"}}
+    if destination.get("type") == "agent" and isinstance(destination.get("agentId"), str) \
+            and UUID.match(destination["agentId"]) and os.environ.get("TEST_AGENT_ID") and "number" not in destination:
+        return {**body, "destination": {**destination, "agentId": os.environ["TEST_AGENT_ID"]}}
+    return body

@@ -34,9 +34,11 @@ SEEDS = (42, 43, 44)
 # solution is decided after an external run is given one; a feedback's fourteen links (archive before
 # unarchive, an assignee or a comment before their lists and removal) need more walks than three each.
 # A simulation's verdicts and feedback come once a worker has held its conversation, after its
-# iterations are listed.
+# iterations are listed. A reported call's share links are revoked, shown and their recording served
+# once one is made, one of the call's fourteen links. A live call's control requests, and their
+# links, come once two moves have put it in progress.
 WALKS_PER_LINK_OF = {"createCampaign": 20, "createReview": 20, "createOptimizationRun": 20, "createFeedback": 10,
-                     "createSimulation": 10}
+                     "createSimulation": 10, "receiveEndOfCallReport": 10, "registerLiveCall": 10}
 
 
 def walks_per_link(family: list[str]) -> int:
