@@ -3,13 +3,10 @@ without a credential: getSharedCall, getSharedCallRecording (the file, in byte r
 descriptor opened before the answer, as getCallRecording serves it)."""
 from __future__ import annotations
 
-import connexion
-
 from api.contract import BASE_PATH
 from api.envelope import ok
 from api.offload import in_session
-from api.open_file_response import OpenFileResponse
-from handlers.calls.call_recordings import check_range
+from handlers.calls.call_recordings import recording_answer
 from handlers.wire import deleted, iso
 from models.call_access import share_links
 from models.call_access.share_links import SHARED_PATH, ShareLinkRecord
@@ -51,11 +48,4 @@ def get_shared_call(token: str):
 
 async def get_shared_call_recording(token: str):
     recording = await in_session(share_links.open_shared_recording, token=token)
-    try:
-        response = OpenFileResponse(recording.file, media_type=recording.content_type)
-        if (Range := connexion.request.headers.get("range")) is not None:
-            check_range(response, Range)
-    except BaseException:
-        recording.file.close()
-        raise
-    return response
+    return recording_answer(recording)

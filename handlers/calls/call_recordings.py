@@ -84,17 +84,23 @@ def _write_all(handle, chunks: list[bytes]) -> None:
 
 async def get_call_recording(callId: str, workspaceId: str):
     recording = await in_session(recordings.open_recording, workspace_id=workspaceId, call_id=callId)
+    return recording_answer(recording)
+
+
+def recording_answer(recording) -> OpenFileResponse:
+    """The opened recording, whole or the part the request's Range asks for; the file is closed
+    if the answer cannot be made."""
     try:
         response = OpenFileResponse(recording.file, media_type=recording.content_type)
         if (Range := connexion.request.headers.get("range")) is not None:
-            check_range(response, Range)
+            _check_range(response, Range)
     except BaseException:
         recording.file.close()
         raise
     return response
 
 
-def check_range(response: OpenFileResponse, header: str) -> None:
+def _check_range(response: OpenFileResponse, header: str) -> None:
     # starlette answers a bad range in plain text; this service answers in its envelope.
     try:
         response.ranges(header)
