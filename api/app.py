@@ -62,6 +62,7 @@ from .audit_trail import AuditedOperation
 from .authorization import ADMISSION, AuthorizationMiddleware
 from .body_limit import BodyLimitMiddleware
 from .cross_origin import cross_origin
+from .export_worker import ExportWorkers
 from .handler_pipeline import ApiDecoratedOnce
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
@@ -187,7 +188,7 @@ def _lifespan(settings: Settings):
         # (see Settings.handler_threads).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
         workers = [TranscriptionWorkers(settings), WebhookWorkers(settings), RetentionWorker(settings),
-                   OptimizationWorkers(settings), SimulationWorkers(settings)]
+                   OptimizationWorkers(settings), SimulationWorkers(settings), ExportWorkers(settings)]
         for group in workers:
             group.start()
         try:

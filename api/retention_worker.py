@@ -2,7 +2,7 @@
 forgetting of what is kept only for a while: client addresses' rate-limit counters of past days
 (models.identity.rate_limits), the webhook-ids of signed reports (models.webhooks.replays), the
 per-email sign-in counts whose window has ended and the expired sign-in challenges
-(models.identity.sign_in).
+(models.identity.sign_in), and the files of expired workspace exports (models.exports.exports).
 
 One thread per process wakes every ``RETENTION_INTERVAL_S`` (0: never, in this process); on
 PostgreSQL an advisory lock lets one process purge at a time, the others skip that round.
@@ -14,6 +14,7 @@ import threading
 
 from core.settings import Settings
 from models.calls import retention
+from models.exports import exports
 from models.identity import rate_limits, sign_in
 from models.webhooks import replays
 from models.kernel.db import session
@@ -50,5 +51,6 @@ class RetentionWorker:
                     replays.forget_expired()
                     sign_in.forget_past_tries()
                     sign_in.forget_past_challenges()
+                    exports.expire_due()
             except Exception:
                 log.exception("the retention purge failed; it runs again in %g s", self.interval_s)

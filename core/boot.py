@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from models.billing import credits
 from models.calls import calls, recordings
+from models.catalog import offered
+from models.exports import exports
 from models.kernel import chat_completions, encryption
 from models.kernel.db import open_database, session
 from models.migrations import migrate
@@ -23,6 +25,9 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     configure_logging(log_level or settings.log_level, settings.log_format)
     encryption.configure(settings.secret_key, settings.data_dir)
     recordings.configure(settings.data_dir)
+    exports.configure(settings.data_dir, settings.export_ttl_s)
+    offered.configure(offered.Configured(settings.data_dir, settings.stt_model_path, settings.stt_model_aliases,
+                                         settings.llm_base_url, settings.llm_model))
     addresses.configure(allow_http=settings.webhook_allow_http,
                                 allow_private=settings.webhook_allow_private_addresses)
     credits.configure(credits.Prices(call_minute=settings.credits_per_call_minute,

@@ -151,6 +151,12 @@ class Settings:
     # the lease a worker holds on an iteration while it converses (renewed while it lasts).
     simulation_workers: int = 2
     simulation_lease_s: float = 120.0
+    # Whole-workspace exports: threads per API process that write them (0: none in this process),
+    # the lease a worker holds on one while it writes (renewed meanwhile), and how long a finished
+    # export's file is kept before it expires and is deleted.
+    export_workers: int = 1
+    export_lease_s: float = 60.0
+    export_ttl_s: float = 7 * 24 * 3600.0
 
     def handler_threads(self) -> int:
         """How many worker threads of one API process run handlers marked ``x-in-thread`` (those

@@ -1,0 +1,1 @@
+"""Handlers of the models a workspace may use."""

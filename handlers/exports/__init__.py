@@ -1,0 +1,1 @@
+"""Handlers of whole-workspace exports."""
