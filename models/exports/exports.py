@@ -234,7 +234,9 @@ def write(job: Claimed, keep_going=lambda: True) -> Path:
     or ``keep_going()`` turns false (the process stops). Needs a database session."""
     directory = _directory(job.workspace_id)
     for stale in directory.glob(f"{job.export_id}.*.part"):
-        stale.unlink(missing_ok=True)  # an earlier attempt's, whose worker died
+        # An earlier attempt's, whose worker died; a later one's is that worker's own.
+        if stale.suffixes[-2][1:].isdigit() and int(stale.suffixes[-2][1:]) < job.attempt:
+            stale.unlink(missing_ok=True)
     part = directory / f"{job.export_id}.{job.attempt}.part"
     final = directory / f"{job.export_id}.zip"
     done, rows, manifest = 0, 0, []
