@@ -56,6 +56,7 @@ NOT_SECRET = {
     ("chat_message", "prompt_tokens"), ("chat_message", "completion_tokens"), ("chat_session", "prompt_tokens"),
     ("chat_session", "completion_tokens"), ("simulation", "prompt_tokens"), ("simulation", "completion_tokens"),
     ("simulation_iteration", "prompt_tokens"), ("simulation_iteration", "completion_tokens"),
+    ("audit_entry", "actor_credential_id"),  # the id of the key or token that acted, not its secret
     ("membership", "tokens_since"),  # when the member's tokens were last cut off: a time
     ("webhook_subscription", "previous_secret_expires_at"),  # when the rotated secret stops: a time
 }
