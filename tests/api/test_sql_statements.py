@@ -510,3 +510,20 @@ def test_call_metrics_and_widgets_cost_the_same_whatever_the_calls_buckets_and_w
     # A widget's data: the widget, then what its metrics cost.
     widget = factories.widget(owner, group_by="agent")
     assert len(count(platform, statements, f"/api/v2/analytics/widgets/{widget}/data?{ws}", owner)) == admission() + 4
+
+
+# --- exports and models -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("exports", [1, 15])
+def test_exports_and_models_cost_the_same_whatever_their_number(platform, statements, exports):
+    owner = platform.workspace()
+    for _ in range(exports):
+        factories.export(owner)
+        factories.run_exports()
+    ws = f"workspaceId={owner.workspace_id}"
+    # A page of exports with its total in one statement; one export in one.
+    assert len(count(platform, statements, f"/api/v2/exports?{ws}&limit=50", owner)) == admission() + 1
+    export_id = factories.export(owner)
+    assert len(count(platform, statements, f"/api/v2/exports/{export_id}?{ws}", owner)) == admission() + 1
+    # The models are read from the installation and the settings: no statement past admission.
+    assert len(count(platform, statements, f"/api/v2/models?{ws}", owner)) == admission()
