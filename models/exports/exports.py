@@ -14,6 +14,7 @@ expires EXPORT_TTL_S after it finished: its download answers 410 at once, and th
 """
 from __future__ import annotations
 
+import shutil
 import zipfile
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -157,6 +158,14 @@ def delete(*, workspace_id: str, export_id: str) -> None:
             raise NotFound(f"No export {export_id} in this workspace.")
     if path:
         after_commit(lambda: Path(path).unlink(missing_ok=True))
+
+
+def delete_workspace_files(workspace_id: str) -> None:
+    """A deleted workspace's exports directory, part files included, once the deletion has committed
+    (its rows go with the workspace's)."""
+    if _root is not None:
+        root = _root
+        after_commit(lambda: shutil.rmtree(root / workspace_id, ignore_errors=True))
 
 
 def expire_due(now: datetime | None = None) -> int:

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from peewee import fn
 
 from models.calls import recordings
+from models.exports import exports
 from models.identity.principal import Principal
 from models.identity.tables import Membership, User
 from models.kernel.db import database, utcnow
@@ -165,4 +166,5 @@ def delete(principal: Principal, *, workspace_id: str, confirm_name: str) -> str
             raise InvalidInput("confirmName must repeat the workspace's name exactly, to confirm the deletion.")
         Workspace.delete().where(Workspace.id == workspace_id).execute()
     recordings.delete_workspace_files(workspace_id)
+    exports.delete_workspace_files(workspace_id)
     return workspace.name

@@ -9,6 +9,7 @@ import io
 import time
 import zipfile
 from datetime import timedelta
+from pathlib import Path
 
 import orjson
 import pytest
@@ -17,6 +18,7 @@ from models.exports import exports, resources
 from models.exports.tables import WorkspaceExport
 from models.identity import passwords
 from models.kernel.db import session, utcnow
+from models.kernel.scoping import Workspace
 from tests.support import factories
 from tests.support.client import Api, owner
 from tests.support.threads import run_threads
@@ -184,7 +186,6 @@ def test_an_export_expires_its_download_is_gone_and_its_file_deleted(platform):
             WorkspaceExport.id == export_id).execute()
     assert api("GET", f"/exports/{export_id}")["export"]["status"] == "expired"
     assert api("GET", f"/exports/{export_id}/download", 410)["code"] == "gone"
-    from pathlib import Path
     assert Path(path).is_file()
     with session():
         assert exports.expire_due() == 1
@@ -203,6 +204,18 @@ def test_a_deleted_export_takes_its_file_with_it(platform, tmp_path):
     assert not files[0].exists()
     assert api("GET", f"/exports/{export_id}", 404)["message"] == f"No export {export_id} in this workspace."
     api("DELETE", f"/exports/{export_id}", 404)
+
+
+def test_a_deleted_workspace_takes_its_exports_files_with_it(platform, tmp_path):
+    api = owner(platform)
+    factories.export(api.actor)
+    factories.run_exports()
+    directory = tmp_path / "exports" / api.actor.workspace_id
+    assert list(directory.glob("*.zip"))
+    with session():
+        name = Workspace.get_by_id(api.actor.workspace_id).name
+    api("DELETE", "/workspace", confirmName=name)
+    assert not directory.exists()
 
 
 def test_another_workspaces_export_is_not_found(platform):
