@@ -108,8 +108,8 @@ def start(principal: Principal, *, workspace_id: str) -> ExportRecord:
                           resources_total=len(resources.exported())).execute()
         except IntegrityError:
             running = _E.in_workspace(workspace_id, _E.id).where(_E.active == 1).scalar()
-            raise Conflict(f"Export {running} of this workspace is still queued or running; wait for it to finish "
-                           "(GET /exports/{exportId}) before starting another.") from None
+            raise Conflict(f"Export {running or 'another'} of this workspace is still queued or running; wait for it "
+                           "to finish (GET /exports/{exportId}) before starting another.") from None
     after_commit(lambda: announce_due(_E._meta.table_name))
     return get(workspace_id=workspace_id, export_id=export_id)
 

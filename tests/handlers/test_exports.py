@@ -17,7 +17,8 @@ import pytest
 from models.exports import exports, resources
 from models.exports.tables import WorkspaceExport
 from models.identity import passwords
-from models.kernel.db import session, utcnow
+from models.kernel.db import session, unit_of_work, utcnow
+from models.kernel.errors import Conflict
 from models.kernel.scoping import Workspace
 from tests.support import factories
 from tests.support.client import Api, owner
@@ -142,6 +143,27 @@ def test_one_export_runs_at_a_time_in_a_workspace(platform):
     factories.run_exports()
     api("POST", "/exports")
     assert api("GET", "/exports")["pagination"]["total"] == 2
+
+
+def test_one_export_at_a_time_holds_for_starts_on_connections_of_their_own(platform):
+    # Each start in a thread and a database connection of its own, as processes of a deployment
+    # start them: the unique index decides, whatever the order of their reads.
+    actor = owner(platform).actor
+
+    def start(index: int):
+        try:
+            with session(), unit_of_work():
+                return exports.start(factories.principal(actor), workspace_id=actor.workspace_id).id
+        except Conflict as exc:
+            return ("conflict", exc.message)
+
+    results = run_threads(8, start)
+    started = [r for r in results if isinstance(r, str)]
+    refused = [r for r in results if isinstance(r, tuple)]
+    assert len(started) == 1 and len(refused) == 7, results
+    assert all(started[0] in message for _, message in refused)
+    with session():
+        assert WorkspaceExport.in_workspace(actor.workspace_id).count() == 1
 
 
 def test_a_workspace_keeps_at_most_max_kept_exports(platform):
