@@ -26,6 +26,7 @@ from peewee import CompositeKey, ForeignKeyField
 
 import models
 from models.calls.export import mask_phone
+from models.identity.tables import Membership, User
 from models.kernel.db import BaseModel, JSONField
 from models.kernel.scoping import Workspace, WorkspaceScoped
 
@@ -134,6 +135,8 @@ def owned_by_workspace(model, workspace_id: str):
     """The condition that holds ``model``'s rows of the workspace (a table workspace_tables names)."""
     if model is Workspace:
         return Workspace.id == workspace_id
+    if model is User:
+        return User.id.in_(Membership.select(Membership.user).where(Membership.workspace == workspace_id))
     if _owns(model):
         return model._meta.columns["workspace_id"] == workspace_id
     resource = next(r for r in workspace_tables() if r.model is model)
@@ -143,8 +146,10 @@ def owned_by_workspace(model, workspace_id: str):
 
 
 def exported() -> list[Resource]:
-    """The files an export writes: the workspace's own row, then its tables by name."""
-    return [Resource("workspace", Workspace)] + [r for r in workspace_tables() if r.name not in EXCLUDED_TABLES]
+    """The files an export writes: the workspace's own row, its members' users (their email and
+    name: a user's credentials are in tables of their own, never exported), then its tables by name."""
+    return [Resource("workspace", Workspace), Resource("user", User)] + [
+        r for r in workspace_tables() if r.name not in EXCLUDED_TABLES]
 
 
 def rows(resource: Resource, workspace_id: str, page_rows: int = PAGE_ROWS) -> Iterator[dict]:

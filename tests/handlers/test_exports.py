@@ -92,6 +92,9 @@ def test_an_export_holds_each_resource_of_its_workspace_and_no_other(platform):
     assert [row["name"] for row in _lines(archive, "call_tag")] == ["vip"]
     assert [row["agent_id"] for row in _lines(archive, "workflow_agent")] == [made["agent"]]
     assert _lines(archive, "workspace")[0]["id"] == api.actor.workspace_id
+    users = {row["id"]: row for row in _lines(archive, "user")}
+    assert set(users) == {api.actor.user_id, made["membership"]}  # the members' users, not the other workspace's
+    assert set(users[api.actor.user_id]) == {"id", "email", "display_name", "is_active", "created_at"}
     assert _lines(archive, "call")[0]["customer"] == "+14155550123"
     everything = b"".join(archive.read(name) for name in names)
     for foreign in (other_workspace, other_agent, other_call, b"+14155550777"):
