@@ -252,6 +252,26 @@ def test_another_workspaces_export_is_not_found(platform):
     assert stranger("GET", "/exports")["exports"] == []
 
 
+def test_progress_is_stored_as_each_resource_is_written(platform):
+    api = owner(platform)
+    for n in range(3):
+        factories.call(api.actor, tags=[f"tag {n}"])
+    export_id = factories.export(api.actor)
+    seen = []
+
+    def look() -> bool:  # asked before each store of progress: what the status shows then
+        seen.append(api("GET", f"/exports/{export_id}")["export"]["progress"])
+        return True
+
+    with session():
+        job = exports.claim(lease_s=30)
+        exports.complete(job, exports.write(job, keep_going=look))
+    total = len(resources.exported())
+    assert [p["resourcesDone"] for p in seen] == list(range(total))
+    assert [p["rows"] for p in seen] == sorted(p["rows"] for p in seen) and seen[-1]["rows"] > 3
+    assert api("GET", f"/exports/{export_id}")["export"]["progress"]["resourcesDone"] == total
+
+
 def test_a_worker_that_dies_mid_way_is_replaced_once_its_lease_lapses(platform, tmp_path):
     api = owner(platform)
     for n in range(3):
