@@ -1,7 +1,9 @@
 """What a workspace export holds, judged from the models alone: every table the workspace owns is
 exported or excluded with a reason, no exported column's name looks secret unless it is named as
 no secret, and every exclusion names a table and column that exist. A table another change adds
-fails here until it is classified in models/exports/resources.py."""
+is exported by itself; it fails here when a column's name looks secret, or when it reaches a
+workspace by foreign keys the walk does not follow, until it is classified in
+models/exports/resources.py."""
 from __future__ import annotations
 
 import re
