@@ -1,0 +1,78 @@
+"""A workspace's vocabulary and speech filter change what the real speech server answers it (file
+and stream), within seconds of a change, and nothing of what it answers another workspace."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from tests.support.servers import ROOT
+from tests.support.speech import FIXTURES, jfk_at, words
+from tests.support.speech_server import start_stt, stop_stt
+from tests.support.streams import run, session
+
+# Sets a workspace's vocabulary and speech filter in the server's database from another process,
+# as the management API on a second host would.
+_CUSTOMISE = """
+import json, sys
+from core.settings import Settings
+from models.kernel.db import open_database
+from tests.support import factories
+args = json.loads(sys.argv[1])
+s = Settings.from_env()
+open_database(s.database_url, s.data_dir)
+actor = factories.Actor(args["workspaceId"], args["userId"], "", "")
+for written, spoken in args.get("terms", []):
+    factories.term(actor, written, spoken)
+if "filter" in args:
+    factories.speech_filter(actor, **args["filter"])
+"""
+
+
+def customise(server, owner: dict, **args) -> None:
+    subprocess.run([sys.executable, "-c", _CUSTOMISE, json.dumps({**owner, **args})], env=server.env, cwd=ROOT,
+                   capture_output=True, text=True, check=True)
+
+
+def transcribe(server, token: str) -> dict:
+    with (FIXTURES / "jfk.wav").open("rb") as audio:
+        answer = httpx.post(server.url + "/v1/audio/transcriptions", headers={"Authorization": f"Bearer {token}"},
+                            files={"file": ("jfk.wav", audio, "audio/wav")},
+                            data={"response_format": "verbose_json", "timestamp_granularities[]": "word"},
+                            timeout=120)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, converted_model):
+    server = start_stt(tmp_path_factory.mktemp("stt"), converted_model, STT_CUSTOMISATION_TTL_S="0.5")
+    yield server
+    stop_stt(server)
+
+
+def test_a_workspaces_vocabulary_and_filter_change_its_transcripts_and_no_others(server):
+    mine = server.admin("bootstrap", "--workspace", "mine", "--email", "mine@example.com")
+    other = server.admin("bootstrap", "--workspace", "other", "--email", "other@example.com")
+    customise(server, other, terms=[["ASK-NOT", ["ask not"]]], filter={"enabled": True, "words": ["country"]})
+    time.sleep(0.6)  # past the time the server keeps a workspace's customisation
+    theirs = transcribe(server, other["token"])
+    assert "ASK-NOT what your **** can do for you" in theirs["text"], theirs["text"]
+    assert "country" not in theirs["text"].lower()
+    assert "ASK-NOT" in " ".join(s["text"] for s in theirs["segments"])
+    merged = [w for w in theirs["words"] if "ASK-NOT" in w["word"]]
+    assert len(merged) == 1 and 0 < merged[0]["start"] < merged[0]["end"] <= theirs["duration"], theirs["words"]
+    assert [w["start"] for w in theirs["words"]] == sorted(w["start"] for w in theirs["words"])
+    assert sum("****" in w["word"] for w in theirs["words"]) == 2
+
+    plain = transcribe(server, mine["token"])
+    assert "ask not what your country" in plain["text"].lower() and "****" not in plain["text"]
+
+    frames = run(session(server.url, other["token"], jfk_at(16000), speed=4.0))
+    result = frames["result"][0][1]
+    assert "ASK-NOT" in result["text"] and "country" not in result["text"].lower(), result
+    assert words(" ".join(w["word"] for w in result["word_confidences"])) == words(result["text"])
