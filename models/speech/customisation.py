@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from models.calls.tables import Call
 from models.kernel.errors import InvalidInput
 from models.kernel.scoping import Workspace
 from models.kernel.sql import Prepared
 from models.kernel.text import text_problem
 from models.speech import filter as speech_filter
 from models.speech.filter import Match, SpeechFilter
-from models.speech.rewriting import apply
+from models.speech.rewriting import Edit, apply, merges
 from models.speech.vocabulary import Vocabulary, vocabulary_of
 
 _SETTINGS = Prepared(lambda workspace_id: Workspace.select(Workspace.settings).where(Workspace.id == workspace_id))
@@ -28,6 +29,42 @@ class Customisation(NamedTuple):
         if self.filter is not None:
             text = apply(text, self.filter.edits(text))
         return text
+
+
+def stored_transcript(workspace_id: str, text: str, words: list[dict]) -> tuple[str, list[dict]]:
+    """A recording's transcript as a call stores it: with the workspace's vocabulary and, when it
+    is on, its filter, in the text and the words ({word, start, end, confidence}) alike."""
+    custom = customisation_of(workspace_id)
+    if not custom.vocabulary and custom.filter is None:
+        return text, words
+    for find in (custom.vocabulary.edits if custom.vocabulary else None,
+                 custom.filter.edits if custom.filter is not None else None):
+        if find is not None and words:
+            words = _edited_words(words, find("".join(" " + w["word"] for w in words)))
+    return custom.text(text), words
+
+
+def _edited_words(words: list[dict], edits: list[Edit]) -> list[dict]:
+    out, at = [], 0
+    for merge in merges([" " + w["word"] for w in words], edits):
+        out.extend(words[at:merge.first])
+        run = words[merge.first:merge.last + 1]
+        out.append({"word": merge.text.strip(), "start": run[0].get("start"), "end": run[-1].get("end"),
+                    "confidence": min(w.get("confidence", 1.0) for w in run)})
+        at = merge.last + 1
+    out.extend(words[at:])
+    return out
+
+
+def mask_reported_transcript(*, workspace_id: str, call_id: str, transcript: str | None) -> None:
+    """The transcript a call's report brought, masked in the stored call when the workspace's filter
+    is on (one statement when it is off; none without a transcript)."""
+    if not transcript:
+        return
+    compiled = speech_filter_of(workspace_id)
+    if compiled is not None and (edits := compiled.edits(transcript)):
+        Call.update(transcript=apply(transcript, edits)).where(
+            (Call.workspace == workspace_id) & (Call.id == call_id)).execute()
 
 
 def filter_settings(workspace_id: str) -> dict:

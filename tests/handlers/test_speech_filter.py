@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.support import factories
 from tests.support.client import owner
+from tests.support.reports import post_report
 
 
 def preview(api, text: str, expect: int = 200, **body) -> dict:
@@ -43,3 +44,15 @@ def test_the_settings_are_a_workspace_setting_with_their_rules(platform):
         "settings.speechFilter.phoneRegion must be a two-letter region code such as US or GB."
     assert preview(api, "x", 400, filter={"words": ["w" * 51]})["code"] == "validation_failed"
     assert preview(api, "x" * 20_001, 400)["code"] == "validation_failed"
+
+
+def test_a_reported_transcript_is_stored_masked_when_the_filter_is_on_and_as_sent_when_off(platform):
+    api = owner(platform)
+    said = "AI: Your email?\nUser: jo@example.com, damn it."
+    off = factories.report(api.actor, transcript=said)
+    post_report(platform, api.actor, off)
+    factories.speech_filter(api.actor, enabled=True)
+    on = factories.report(api.actor, transcript=said)
+    post_report(platform, api.actor, on)
+    assert api("GET", f"/call/{off['callId']}")["call"]["transcript"] == said
+    assert api("GET", f"/call/{on['callId']}")["call"]["transcript"] == "AI: Your email?\nUser: [email], **** it."

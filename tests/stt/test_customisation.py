@@ -2,48 +2,22 @@
 and stream), within seconds of a change, and nothing of what it answers another workspace."""
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 
 import httpx
 import pytest
 
-from tests.support.servers import ROOT
-from tests.support.speech import FIXTURES, jfk_at, words
+from tests.support.speech import FIXTURES, jfk_at, wer, words
 from tests.support.speech_server import start_stt, stop_stt
 from tests.support.streams import run, session
-
-# Sets a workspace's vocabulary and speech filter in the server's database from another process,
-# as the management API on a second host would.
-_CUSTOMISE = """
-import json, sys
-from core.settings import Settings
-from models.kernel.db import open_database
-from tests.support import factories
-args = json.loads(sys.argv[1])
-s = Settings.from_env()
-open_database(s.database_url, s.data_dir)
-actor = factories.Actor(args["workspaceId"], args["userId"], "", "")
-for written, spoken in args.get("terms", []):
-    factories.term(actor, written, spoken)
-if "filter" in args:
-    factories.speech_filter(actor, **args["filter"])
-"""
+from tests.support.vocabulary_audio import TERMS, customise, fillers, reference, said, wav_of
 
 
-def customise(server, owner: dict, **args) -> None:
-    subprocess.run([sys.executable, "-c", _CUSTOMISE, json.dumps({**owner, **args})], env=server.env, cwd=ROOT,
-                   capture_output=True, text=True, check=True)
-
-
-def transcribe(server, token: str) -> dict:
-    with (FIXTURES / "jfk.wav").open("rb") as audio:
-        answer = httpx.post(server.url + "/v1/audio/transcriptions", headers={"Authorization": f"Bearer {token}"},
-                            files={"file": ("jfk.wav", audio, "audio/wav")},
-                            data={"response_format": "verbose_json", "timestamp_granularities[]": "word"},
-                            timeout=120)
+def transcribe(server, token: str, audio: bytes | None = None) -> dict:
+    audio = audio if audio is not None else (FIXTURES / "jfk.wav").read_bytes()
+    answer = httpx.post(server.url + "/v1/audio/transcriptions", headers={"Authorization": f"Bearer {token}"},
+                        files={"file": ("audio.wav", audio, "audio/wav")},
+                        data={"response_format": "verbose_json", "timestamp_granularities[]": "word"}, timeout=120)
     assert answer.status_code == 200, answer.text
     return answer.json()
 
@@ -58,7 +32,8 @@ def server(tmp_path_factory, converted_model):
 def test_a_workspaces_vocabulary_and_filter_change_its_transcripts_and_no_others(server):
     mine = server.admin("bootstrap", "--workspace", "mine", "--email", "mine@example.com")
     other = server.admin("bootstrap", "--workspace", "other", "--email", "other@example.com")
-    customise(server, other, terms=[["ASK-NOT", ["ask not"]]], filter={"enabled": True, "words": ["country"]})
+    customise(server.env, other, terms=[["ASK-NOT", ["ask not"]]],
+              speech_filter={"enabled": True, "words": ["country"]})
     time.sleep(0.6)  # past the time the server keeps a workspace's customisation
     theirs = transcribe(server, other["token"])
     assert "ASK-NOT what your **** can do for you" in theirs["text"], theirs["text"]
@@ -76,3 +51,18 @@ def test_a_workspaces_vocabulary_and_filter_change_its_transcripts_and_no_others
     result = frames["result"][0][1]
     assert "ASK-NOT" in result["text"] and "country" not in result["text"].lower(), result
     assert words(" ".join(w["word"] for w in result["word_confidences"])) == words(result["text"])
+
+
+@pytest.mark.slow
+def test_a_vocabulary_lowers_the_word_error_rate_on_its_terms(server):
+    plain = server.admin("bootstrap", "--workspace", "plain", "--email", "plain@example.com")
+    custom = server.admin("bootstrap", "--workspace", "custom", "--email", "custom@example.com")
+    customise(server.env, custom, terms=[[w, [s]] for w, s, _ in TERMS] + fillers(200 - len(TERMS)))
+    time.sleep(0.6)
+    errors = {"plain": [], "custom": []}
+    for written, spoken, sentence in TERMS:
+        audio, _ = wav_of(said(sentence, spoken))
+        expected = words(reference(sentence, written))
+        for name, owner in (("plain", plain), ("custom", custom)):
+            errors[name].append(wer(expected, words(transcribe(server, owner["token"], audio)["text"])))
+    assert sum(errors["custom"]) < sum(errors["plain"]), errors
