@@ -510,3 +510,15 @@ def test_call_metrics_and_widgets_cost_the_same_whatever_the_calls_buckets_and_w
     # A widget's data: the widget, then what its metrics cost.
     widget = factories.widget(owner, group_by="agent")
     assert len(count(platform, statements, f"/api/v2/analytics/widgets/{widget}/data?{ws}", owner)) == admission() + 4
+
+
+# --- the vocabulary ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_a_page_of_the_vocabulary_costs_the_same_whatever_its_size(platform, statements, rows):
+    owner = platform.workspace()
+    for i in range(rows):
+        factories.term(owner, f"Term {i}", [f"term {i}", f"the term {i}"])
+    path = f"/api/v2/custom/abbreviations?workspaceId={owner.workspace_id}&limit=50"
+    # The page with its total in one statement.
+    assert len(count(platform, statements, path, owner)) == admission() + 1
