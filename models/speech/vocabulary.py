@@ -179,12 +179,13 @@ class Vocabulary:
         by_spoken: dict[str, str] = {}
         for written, forms in terms:
             for form in forms:
-                by_spoken.setdefault(form, written)  # a form two terms share: the first by written form
+                # a form two terms share: the first by written form
+                by_spoken.setdefault(_key(form), written)
         self._written = by_spoken
-        # Longest first, so that "acme pay plus" wins over "acme pay"; a space of a spoken form
-        # matches any run of spaces or a hyphen ("forty-two" is "forty two").
-        alternatives = [r"[\s-]+".join(re.escape(w) for w in form.split(" "))
-                        for form in sorted(by_spoken, key=lambda f: (-len(f), f))]
+        # Longest first, so that "acme pay plus" wins over "acme pay"; a space or a hyphen of a
+        # spoken form matches any run of spaces and hyphens ("forty-two" is "forty two").
+        alternatives = [r"[\s-]+".join(re.escape(w) for w in key.split(" "))
+                        for key in sorted(by_spoken, key=lambda f: (-len(f), f)) if key]
         self._pattern = (re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.IGNORECASE)
                          if alternatives else None)
 
@@ -196,8 +197,7 @@ class Vocabulary:
         each to be replaced by its written form."""
         if self._pattern is None:
             return []
-        return [Edit(m.start(), m.end(), self._written[" ".join(re.split(r"[\s-]+", m.group(0).lower()))])
-                for m in self._pattern.finditer(text)]
+        return [Edit(m.start(), m.end(), self._written[_key(m.group(0))]) for m in self._pattern.finditer(text)]
 
     def prompt(self, own: str | None) -> str:
         """The decoder's prompt: the caller's own first, then as many written forms as fit in
@@ -212,6 +212,11 @@ class Vocabulary:
             room -= len(written) + 2
         glossary = ", ".join(chosen) + "." if chosen else ""
         return " ".join(part for part in (own, glossary) if part)
+
+
+def _key(form: str) -> str:
+    """A spoken form as the rewriting compares it: lower case, its words apart by one space."""
+    return " ".join(word for word in re.split(r"[\s-]+", form.lower()) if word)
 
 
 def vocabulary_of(workspace_id: str) -> Vocabulary:

@@ -82,7 +82,7 @@ def main(argv=None) -> int:
                     for name, token in (("without", plain["token"]), ("with", custom["token"])):
                         text, took = transcribe(client, url, token, audio)
                         seen[name].append((wer(words(expected), words(text)), written in text, took / seconds))
-    print(f"| vocabulary | transcripts | WER (mean) | written form found | real-time factor (median / p90) |")
+    print("| vocabulary | transcripts | WER (mean) | written form found | real-time factor (median / p90) |")
     print("|---|---:|---:|---:|---:|")
     for name, label in (("without", "none"), ("with", f"{args.terms} terms")):
         rows = seen[name]
