@@ -1,5 +1,6 @@
 """A workspace's vocabulary and speech filter change what the real speech server answers it (file
-and stream), within seconds of a change, and nothing of what it answers another workspace."""
+and stream), within STT_CUSTOMISATION_TTL_S of a change, and nothing of what it answers another
+workspace; a vocabulary lowers the word error rate on its terms (slow)."""
 from __future__ import annotations
 
 import time
@@ -32,7 +33,7 @@ def server(tmp_path_factory, converted_model):
 def test_a_workspaces_vocabulary_and_filter_change_its_transcripts_and_no_others(server):
     mine = server.admin("bootstrap", "--workspace", "mine", "--email", "mine@example.com")
     other = server.admin("bootstrap", "--workspace", "other", "--email", "other@example.com")
-    customise(server.env, other, terms=[["ASK-NOT", ["ask not"]]],
+    customise(server.env, other, terms=[["ASK-NOT", ["ask not"]], ["AMERICANS", ["americans"]]],
               speech_filter={"enabled": True, "words": ["country"]})
     time.sleep(0.6)  # past the time the server keeps a workspace's customisation
     theirs = transcribe(server, other["token"])
@@ -46,10 +47,14 @@ def test_a_workspaces_vocabulary_and_filter_change_its_transcripts_and_no_others
 
     plain = transcribe(server, mine["token"])
     assert "ask not what your country" in plain["text"].lower() and "****" not in plain["text"]
+    customise(server.env, mine, speech_filter={"enabled": True, "words": ["ask not"]})
+    time.sleep(0.6)  # a change shows once the server's copy is older than STT_CUSTOMISATION_TTL_S
+    assert "**** what your country" in transcribe(server, mine["token"])["text"]
 
     frames = run(session(server.url, other["token"], jfk_at(16000), speed=4.0))
     result = frames["result"][0][1]
-    assert "ASK-NOT" in result["text"] and "country" not in result["text"].lower(), result
+    # Whisper punctuates a stream's passes as it likes ("ask, "Not what"): a one-word term is sure to be heard.
+    assert "AMERICANS" in result["text"] and "country" not in result["text"].lower(), result
     assert words(" ".join(w["word"] for w in result["word_confidences"])) == words(result["text"])
 
 
