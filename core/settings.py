@@ -110,6 +110,8 @@ class Settings:
     # How often an open session's credential is checked again.
     stt_recheck_s: float = 10.0
     stt_streams_per_credential: int = 2  # open WebSocket sessions one credential may hold
+    # How long the speech server keeps a workspace's vocabulary and speech filter before reading them again.
+    stt_customisation_ttl_s: float = 5.0
     # On SIGTERM: how long in-flight requests and open real-time sessions get to finish.
     shutdown_timeout_s: float = 30.0
     cors_origins: str = ""  # origins whose pages may call either server, comma-separated; none by default

@@ -15,6 +15,7 @@ from models.calls.calls import Ingested, Report, ingest, outbound_payload
 from models.identity import workspaces
 from models.kernel.db import after_commit
 from models.live_calls import calls as live_calls
+from models.speech.customisation import mask_reported_transcript
 from models.webhooks import outbox
 
 
@@ -61,11 +62,18 @@ def end_live_call(report: Report) -> list[str]:
     return live_calls.end_from_report(report)
 
 
-SUBSCRIBERS = (debit_minutes, store_structured_data, settle_campaign_contact, end_live_call, enqueue_webhook_events)
+def mask_transcript(report: Report) -> list[str]:
+    """The transcript the report brought, masked as the workspace's speech filter says, when it is on."""
+    mask_reported_transcript(workspace_id=report.workspace_id, call_id=report.call_id, transcript=report.transcript)
+    return []
 
 
-IMPORT_SUBSCRIBERS = (store_structured_data,)
-IMPORT_SUBSCRIBERS_DEBITED = (debit_minutes, store_structured_data)
+SUBSCRIBERS = (mask_transcript, debit_minutes, store_structured_data, settle_campaign_contact, end_live_call,
+               enqueue_webhook_events)
+
+
+IMPORT_SUBSCRIBERS = (mask_transcript, store_structured_data)
+IMPORT_SUBSCRIBERS_DEBITED = (mask_transcript, debit_minutes, store_structured_data)
 
 
 def record(report: Report) -> Ingested:

@@ -51,6 +51,7 @@ from .audio import (
     format_of,
 )
 from .auth import add_rate_limit_headers, authenticate, credential_of
+from .customisation import customised
 from .engine import Transcript
 from .errors import ApiError
 from .languages import code_of
@@ -140,9 +141,13 @@ async def transcriptions(request: web.Request) -> web.StreamResponse:
     principal = await authenticate(request, state)
     form = await _read_form(request, state.settings)
     job = _job(form, state)
+    custom = await state.customisations.get(principal.workspace_id)
+    if custom.vocabulary:  # the request's own prompt first, then the written forms that fit
+        job["prompt"] = custom.vocabulary.prompt(job["prompt"])
     with _admitted(state):
         result = await _transcribe(request, state, job)
     measured.transcribed(result.duration, result.inference_seconds)
+    result = customised(result, custom)
     await usage.debit(principal, result.duration, "file")
     return _render(result, job["response_format"])
 

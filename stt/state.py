@@ -7,6 +7,7 @@ from aiohttp import web
 
 from core.settings import Settings
 
+from .customisation import CustomisationCache
 from .models import ModelSet
 
 
@@ -26,6 +27,8 @@ class State:
         self.sockets_by_credential: dict[str, int] = {}  # open WebSockets per credential id; on the loop
         self.sessions: set = set()  # open real-time sessions (stt.stream.Session), ended on shutdown; on the loop
         self.ready = False
+        # Each workspace's vocabulary and speech filter, read again every few seconds.
+        self.customisations = CustomisationCache(settings.stt_customisation_ttl_s)
 
 
 STATE = web.AppKey("state", State)

@@ -36,9 +36,12 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from models.kernel.errors import DomainError
+from models.speech.customisation import Customisation
 
 from . import usage
 from .auth import authenticate, recheck
+from .customisation import customised_text, customised_words
+from .engine import Word
 from .resample import MAX_RATE, MIN_RATE, PcmStream
 from .state import STATE, State
 from .stream_limits import Expiry, Limits, SessionClock
@@ -82,7 +85,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
             await _error(ws, f"This credential already holds {limit} open streams, its limit; close one first.")
             await ws.close(code=POLICY_VIOLATION, message=b"too many streams for this credential")
             return ws
-        session = Session(ws, request, state)
+        session = Session(ws, request, state, await state.customisations.get(principal.workspace_id))
         state.sessions.add(session)
         try:
             await _serve(session)
@@ -116,8 +119,9 @@ def _release_socket(state: State, credential: str) -> None:
 
 
 class Session:
-    def __init__(self, ws: web.WebSocketResponse, request: web.Request, state: State):
+    def __init__(self, ws: web.WebSocketResponse, request: web.Request, state: State, custom: Customisation):
         self.ws, self.request, self.state = ws, request, state
+        self.custom = custom  # the workspace's vocabulary and speech filter, as the session began
         self.clock = SessionClock(Limits.from_settings(state.settings), time.monotonic())
         self.pcm: PcmStream | None = None
         self.policy: StreamingTranscriber | None = None
@@ -259,7 +263,8 @@ class Session:
         self.state.streams += 1
         self.holds_slot = True
         self.pcm = PcmStream(rate)
-        self.policy = StreamingTranscriber(self.state.models.get_loaded_default())
+        bias = self.custom.vocabulary.prompt(None) if self.custom.vocabulary else ""
+        self.policy = StreamingTranscriber(self.state.models.get_loaded_default(), bias=bias)
         self.clock.configure(time.monotonic())
         return False
 
@@ -287,9 +292,10 @@ class Session:
             log.exception("a streaming pass failed")
             await _error(self.ws, "A transcription pass failed; the session goes on.")
             return
+        # A spoken form or a number cut across two finals is rewritten or masked in the result only.
         if update.final:
-            await _send(self.ws, {"type": "final", "text": update.final})
-        await _send(self.ws, {"type": "partial", "text": update.partial})
+            await _send(self.ws, {"type": "final", "text": customised_text(update.final, self.custom)})
+        await _send(self.ws, {"type": "partial", "text": customised_text(update.partial, self.custom)})
         # Audio that arrived during the pass may already make the next one due.
         self._maybe_pass()
 
@@ -311,8 +317,9 @@ class Session:
             await _error(self.ws, "The final transcription pass failed; the result is lost.")
             await self.ws.close(code=INTERNAL_ERROR, message=b"transcription failed")
             return
-        await _send(self.ws, {"type": "result", "text": result.text, "language": result.language,
-                              "word_confidences": result.word_confidences})
+        text, word_confidences = _customised_result(result, self.custom)
+        await _send(self.ws, {"type": "result", "text": text, "language": result.language,
+                              "word_confidences": word_confidences})
         await self.ws.close(code=code, message=reason)
 
     async def _last_pass(self):
@@ -320,6 +327,14 @@ class Session:
             await asyncio.shield(self.running)
         self.policy.add_audio(self.pcm.flush())
         return await asyncio.get_running_loop().run_in_executor(self.state.engine, self.policy.finish)
+
+
+def _customised_result(result, custom: Customisation) -> tuple[str, list[dict]]:
+    """The result's text and words with the workspace's vocabulary and speech filter."""
+    if not custom.vocabulary and custom.filter is None:
+        return result.text, result.word_confidences
+    words = customised_words([Word(w["word"], w["confidence"]) for w in result.word_confidences], custom)
+    return customised_text(result.text, custom), [{"word": w.word, "confidence": w.confidence} for w in words]
 
 
 def _control_frame(data: str) -> dict:

@@ -15,6 +15,7 @@ from typing import NamedTuple
 from models.calls.tables import Call, TranscriptionJob
 from models.kernel.db import database, utcnow
 from models.kernel.leases import LeasedWork
+from models.speech.customisation import stored_transcript
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
 MAX_ATTEMPTS = 3
@@ -65,12 +66,14 @@ def _still_mine(job: Claimed):
 
 
 def complete(job: Claimed, *, text: str, words: list[dict], language: str) -> bool:
-    """The transcript stored on the call and the job done, if the job is still this worker's."""
+    """The transcript stored on the call (with the workspace's vocabulary and speech filter) and the
+    job done, if the job is still this worker's."""
     now = utcnow()
     with database.atomic():
         if not TranscriptionJob.update(status="done", lease_until=None, error=None, updated_at=now).where(
                 _still_mine(job)).execute():
             return False
+        text, words = stored_transcript(job.workspace_id, text, words)
         Call.update(transcription_status="done", transcription_error=None, transcription_text=text,
                     transcription_words=words, transcription_language=language, transcribed_at=now).where(
             Call.id == job.call_id).execute()

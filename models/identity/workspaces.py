@@ -21,6 +21,7 @@ from models.kernel.errors import Conflict, Forbidden, InvalidInput, NotFound
 from models.kernel.pagination import Page, PageQuery
 from models.kernel.scoping import Workspace
 from models.kernel.sql import Prepared
+from models.speech import filter as speech_filter
 
 MAX_OWNED_PER_USER = 100
 NAME_MAX_CHARS = 200
@@ -34,6 +35,8 @@ DEFAULT_SETTINGS = {
     "requireMfa": False,
     # Calls imported from a file (POST /call/import) happened elsewhere, where they were paid for.
     "debitImportedCalls": False,
+    # Masks of profanity and personal data in transcripts (models.speech.filter); off by default.
+    "speechFilter": speech_filter.DEFAULT_SETTINGS,
 }
 
 
@@ -119,6 +122,8 @@ def _settings(current: dict, changes: dict) -> tuple[dict, int | None]:
     for key in ("webhookDefaults", "sttDefaults"):
         if key in changes:
             merged[key] = {**merged[key], **changes[key]}
+    if "speechFilter" in changes:
+        merged["speechFilter"] = speech_filter.settings(changes["speechFilter"], merged["speechFilter"])
     if merged["timeZone"] not in _time_zones():
         raise InvalidInput(f"settings.timeZone must be an IANA time zone such as Europe/Paris; "
                            f"{merged['timeZone']!r} is not one.")

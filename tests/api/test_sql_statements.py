@@ -527,3 +527,15 @@ def test_exports_and_models_cost_the_same_whatever_their_number(platform, statem
     assert len(count(platform, statements, f"/api/v2/exports/{export_id}?{ws}", owner)) == admission() + 1
     # The models are read from the installation and the settings: no statement past admission.
     assert len(count(platform, statements, f"/api/v2/models?{ws}", owner)) == admission()
+
+
+# --- the vocabulary ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_a_page_of_the_vocabulary_costs_the_same_whatever_its_size(platform, statements, rows):
+    owner = platform.workspace()
+    for i in range(rows):
+        factories.term(owner, f"Term {i}", [f"term {i}", f"the term {i}"])
+    path = f"/api/v2/custom/abbreviations?workspaceId={owner.workspace_id}&limit=50"
+    # The page with its total in one statement.
+    assert len(count(platform, statements, path, owner)) == admission() + 1

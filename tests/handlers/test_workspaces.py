@@ -22,7 +22,10 @@ def test_create_makes_the_caller_owner_and_lists_it(platform):
     assert created["settings"] == {"timeZone": "Europe/Paris", "defaultLanguage": "en", "dataRetentionDays": 30,
                                    "webhookDefaults": {"events": ["end-of-call-report"]},
                                    "sttDefaults": {"language": None, "prompt": None}, "requireMfa": False,
-                                   "debitImportedCalls": False}
+                                   "debitImportedCalls": False,
+                                   "speechFilter": {"enabled": False, "profanity": True, "phoneNumbers": True,
+                                                    "emails": True, "cardNumbers": True, "phoneRegion": "US",
+                                                    "words": []}}
     listed = platform.client.get(API + "/workspaces", headers=owner.headers).json()["data"]["result"]
     assert [w["name"] for w in listed["workspaces"]] == ["first", "Second"] and listed["pagination"]["total"] == 2
     # The new workspace is the caller's to act in, with every permission.

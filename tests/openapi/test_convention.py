@@ -29,6 +29,9 @@ IDS = [o.operation_id for o in OPERATIONS]
 # a feature too (its collection is calls). /auth/sign-in, /auth/mfa: the caller's own signing in and
 # second factor, steps rather than a collection.
 SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat", "shared", "auth"})
+# /custom/abbreviations: the workspace's vocabulary under the documented API's custom convenience
+# endpoints (its collection is abbreviations); /speech-filter/preview: a feature, not a collection.
+SINGULAR_FIRST_SEGMENTS |= {"custom", "speech-filter"}
 
 # A time range on a list, or on anything else, is since (inclusive) and until (exclusive).
 TIME_RANGE = ("since", "until")

@@ -24,6 +24,7 @@ from tests.support.factories.optimization import generate, optimization_run, pro
 from tests.support.factories.personas import persona
 from tests.support.factories.reviews import done_review, feedback_reference, review
 from tests.support.factories.simulations import simulate, simulation
+from tests.support.factories.speech import speech_filter, term
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
@@ -34,3 +35,4 @@ __all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "
            "phone_alias", "phone_number", "principal", "proposal", "report", "review", "run_exports", "run_solutions",
            "save_versions", "schedule", "set_contact_state", "set_run", "share_link", "simulate", "simulation",
            "suite", "suppressed", "web_call_token", "webhook_subscription", "widget", "workflow", "workspace"]
+__all__ += ["speech_filter", "term"]

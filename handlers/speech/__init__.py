@@ -1,0 +1,1 @@
+"""Speech customisation: the vocabulary (custom abbreviations) and the speech filter's preview."""
