@@ -1,12 +1,14 @@
 """Integrations: createIntegration, listIntegrations, getIntegration, updateIntegration,
-deleteIntegration, rotateIntegrationSecret. No answer carries a secret: only its hint."""
+deleteIntegration, rotateIntegrationSecret, testIntegration. No answer carries a secret: only its hint."""
 from __future__ import annotations
 
+from api import webhook_delivery
 from api.envelope import ok
 from handlers.wire import deleted, iso
 from models.integrations import integrations
 from models.integrations.integrations import IntegrationRecord
 
+TEST_TIMEOUT_S = 5.0  # a connection test's whole time: resolution, connection, request, answer
 # The fields a body may carry, by their names on the wire and in the domain (the secret apart).
 _FIELDS = {"name": "name", "baseUrl": "base_url", "model": "model", "provider": "provider", "account": "account_id"}
 
@@ -48,6 +50,15 @@ def update_integration(workspaceId: str, integrationId: str, body: dict):
 def rotate_integration_secret(workspaceId: str, integrationId: str, body: dict):
     record = integrations.rotate(workspace_id=workspaceId, integration_id=integrationId, secret=body["secret"])
     return ok({"integration": integration_shape(record)}, "Secret rotated")
+
+
+def test_integration(workspaceId: str, integrationId: str):
+    """One request to the integration's endpoint, as a webhook's is made; the answer says how it
+    went, never with the secret or the other end's body."""
+    probe = integrations.probe(workspace_id=workspaceId, integration_id=integrationId)
+    outcome = webhook_delivery.exchange("GET", probe.url, probe.headers, None, timeout_s=TEST_TIMEOUT_S)
+    return ok({"ok": outcome.succeeded, "status": outcome.status_code, "latencyMs": round(outcome.latency_ms),
+               "reason": outcome.error}, "Connection tested")
 
 
 def delete_integration(workspaceId: str, integrationId: str):

@@ -183,3 +183,21 @@ def secret_of(*, workspace_id: str, integration_id: str) -> str:
     if row is None:
         raise NotFound(f"No integration {integration_id} in this workspace.")
     return encryption.decrypt(row[0])
+
+
+class Probe(NamedTuple):
+    """The request that tests an integration's connection: a GET with its secret as a bearer token."""
+    url: str
+    headers: dict
+
+
+def probe(*, workspace_id: str, integration_id: str) -> Probe:
+    """What testing the integration asks: an llm endpoint's ``GET {baseUrl}/models``, another
+    kind's ``GET {baseUrl}``; InvalidInput for one without a baseUrl (nothing to ask)."""
+    record = get(workspace_id=workspace_id, integration_id=integration_id)
+    if record.base_url is None:
+        raise InvalidInput(f"This {record.kind} integration has no baseUrl: there is no connection to test.")
+    url = record.base_url + "/models" if record.kind == "llm" else record.base_url
+    secret = secret_of(workspace_id=workspace_id, integration_id=integration_id)
+    return Probe(url, {"authorization": f"Bearer {secret}", "accept": "application/json",
+                       "user-agent": "voice-agent-backend-integrations/1"})

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -172,3 +177,77 @@ def test_a_chat_session_asks_the_workspaces_llm_integration(platform, llm, setti
     with session():
         other = workspace_llm.endpoint_for(platform.workspace().workspace_id)
     assert (other.base_url if other else None) == settings_overrides.get("llm_base_url")
+
+
+# --- testing a connection against a local server ------------------------------------------------
+
+@contextmanager
+def remote(status_by_path: dict[str, int]):
+    """A local server that stands in for the third party: each path answers its status (404 else),
+    and each request's path and Authorization header is kept."""
+    seen: list[tuple[str, str | None]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            seen.append((self.path, self.headers.get("Authorization")))
+            body = json.dumps({"echo": self.headers.get("Authorization")}).encode()
+            self.send_response(status_by_path.get(self.path, 404))
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def probe(api: Api, integration_id: str, expect: int = 200) -> dict:
+    return api("POST", f"/integrations/{integration_id}/test", expect)
+
+
+@pytest.mark.parametrize("settings_overrides", [LOCAL], ids=["local"], indirect=True)
+def test_a_connection_test_asks_the_endpoint_with_the_secret_and_answers_without_it(platform, caplog):
+    api = owner(platform)
+    with remote({"/v1/models": 200, "/crm": 401}) as (base, seen), caplog.at_level(logging.DEBUG):
+        llm = create(api, kind="llm", name="vLLM", baseUrl=f"{base}/v1", model="m")["integration"]["id"]
+        crm = create(api, kind="crm", name="CRM", baseUrl=f"{base}/crm")["integration"]["id"]
+        good, refused = probe(api, llm), probe(api, crm)
+    assert (good["ok"], good["status"], good["reason"]) == (True, 200, None) and good["latencyMs"] >= 0
+    assert (refused["ok"], refused["status"], refused["reason"]) == (False, 401, "The receiver answered 401.")
+    assert seen == [("/v1/models", f"Bearer {SECRET}"), ("/crm", f"Bearer {SECRET}")]
+    assert SECRET not in json.dumps([good, refused]) and SECRET not in caplog.text
+    assert SECRET not in audit_log(api.actor.workspace_id)
+    telephony = create(api, kind="telephony", name="Twilio", provider="twilio")["integration"]["id"]
+    assert probe(api, telephony, 400)["message"] == (
+        "This telephony integration has no baseUrl: there is no connection to test.")
+
+
+@pytest.mark.parametrize("settings_overrides", [LOCAL], ids=["local"], indirect=True)
+def test_a_connection_test_is_refused_a_private_address_and_bounded_in_time(platform, monkeypatch):
+    from handlers.integrations import integrations as handler
+    from models.webhooks import addresses
+    api = owner(platform)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # connections are taken in, and never answered
+    try:
+        made = create(api, kind="runtime", name="Slow", baseUrl=f"http://127.0.0.1:{silent.getsockname()[1]}")
+        monkeypatch.setattr(handler, "TEST_TIMEOUT_S", 0.5)
+        started = time.monotonic()
+        slow = probe(api, made["integration"]["id"])
+        assert time.monotonic() - started < 3
+        assert (slow["ok"], slow["status"], slow["reason"]) == (False, None, "No complete answer within 0.5 s.")
+        # The address rules hold at connection time too: a private address is not asked.
+        monkeypatch.setattr(addresses, "_policy", addresses.Policy(allow_http=True, allow_private=False))
+        private = probe(api, made["integration"]["id"])
+        assert private["ok"] is False and private["status"] is None and private["reason"].startswith("Not sent: ")
+    finally:
+        silent.close()
