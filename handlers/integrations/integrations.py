@@ -56,6 +56,8 @@ def test_integration(workspaceId: str, integrationId: str):
     """One request to the integration's endpoint, as a webhook's is made; the answer says how it
     went, never with the secret or the other end's body."""
     probe = integrations.probe(workspace_id=workspaceId, integration_id=integrationId)
+    if isinstance(probe, str):  # nothing to connect to
+        return ok({"ok": False, "status": None, "latencyMs": 0, "reason": probe}, "Connection tested")
     outcome = webhook_delivery.exchange("GET", probe.url, probe.headers, None, timeout_s=TEST_TIMEOUT_S)
     return ok({"ok": outcome.succeeded, "status": outcome.status_code, "latencyMs": round(outcome.latency_ms),
                "reason": outcome.error}, "Connection tested")

@@ -191,12 +191,12 @@ class Probe(NamedTuple):
     headers: dict
 
 
-def probe(*, workspace_id: str, integration_id: str) -> Probe:
+def probe(*, workspace_id: str, integration_id: str) -> Probe | str:
     """What testing the integration asks: an llm endpoint's ``GET {baseUrl}/models``, another
-    kind's ``GET {baseUrl}``; InvalidInput for one without a baseUrl (nothing to ask)."""
+    kind's ``GET {baseUrl}``; for one without a baseUrl, the sentence saying there is nothing to ask."""
     record = get(workspace_id=workspace_id, integration_id=integration_id)
     if record.base_url is None:
-        raise InvalidInput(f"This {record.kind} integration has no baseUrl: there is no connection to test.")
+        return f"This {record.kind} integration has no baseUrl: there is no connection to test."
     url = record.base_url + "/models" if record.kind == "llm" else record.base_url
     secret = secret_of(workspace_id=workspace_id, integration_id=integration_id)
     return Probe(url, {"authorization": f"Bearer {secret}", "accept": "application/json",
