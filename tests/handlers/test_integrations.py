@@ -226,8 +226,8 @@ def test_a_connection_test_asks_the_endpoint_with_the_secret_and_answers_without
     assert SECRET not in json.dumps([good, refused]) and SECRET not in caplog.text
     assert SECRET not in audit_log(api.actor.workspace_id)
     telephony = create(api, kind="telephony", name="Twilio", provider="twilio")["integration"]["id"]
-    assert probe(api, telephony) == {"ok": False, "status": None, "latencyMs": 0,
-                                      "reason": "This telephony integration has no baseUrl: there is no connection to test."}
+    nothing = "This telephony integration has no baseUrl: there is no connection to test."
+    assert probe(api, telephony) == {"ok": False, "status": None, "latencyMs": 0, "reason": nothing}
 
 
 @pytest.mark.parametrize("settings_overrides", [LOCAL], ids=["local"], indirect=True)
