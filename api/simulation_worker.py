@@ -19,6 +19,7 @@ import threading
 
 from core.settings import Settings
 from models.conversations.engine import Cancelled, Heard
+from models.integrations import llm
 from models.kernel import chat_completions
 from models.kernel.chat_completions import ChatCompletionError
 from models.kernel.db import session
@@ -73,9 +74,9 @@ class SimulationWorkers(ClaimingThreads):
 
     def work(self, job: execution.Claimed) -> None:
         settings = self.settings
-        endpoint = chat_completions.configured()
         try:
             with session():
+                endpoint = llm.endpoint_for(job.workspace_id)
                 if job.attempt > execution.MAX_ATTEMPTS:
                     execution.interrupted(job)
                     return

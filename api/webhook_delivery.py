@@ -56,8 +56,18 @@ def post(url: str, event_id: str, payload: dict, secrets: list[str], *, timeout_
     """One attempt; never raises for what the receiver or the network does."""
     sent_at = datetime.now(timezone.utc)
     started = time.monotonic()
-    deadline = started + timeout_s
     body, headers = signed_request(event_id, payload, secrets, sent_at)
+    return exchange("POST", url, headers, body, timeout_s=timeout_s, sent_at=sent_at, started=started)
+
+
+def exchange(method: str, url: str, headers: dict, body: bytes | None, *, timeout_s: float,
+             sent_at: datetime | None = None, started: float | None = None) -> Outcome:
+    """One request under the same rules as a webhook's (checked addresses, bounded time, no
+    redirect, at most RESPONSE_KEEP_BYTES of the answer); never raises for what the other end or
+    the network does, and names neither the URL nor a header in its error."""
+    sent_at = sent_at or datetime.now(timezone.utc)
+    started = time.monotonic() if started is None else started
+    deadline = started + timeout_s
     status, kept, error = None, None, None
     try:
         backend = _GuardedBackend(deadline)
@@ -65,7 +75,7 @@ def post(url: str, event_id: str, payload: dict, secrets: list[str], *, timeout_
                                      max_keepalive_connections=0, retries=0) as pool:
             timeouts = {"connect": min(CONNECT_TIMEOUT_S, timeout_s), "read": timeout_s, "write": timeout_s,
                         "pool": timeout_s}
-            with pool.stream("POST", url, headers=list(headers.items()), content=body,
+            with pool.stream(method, url, headers=list(headers.items()), content=body,
                              extensions={"timeout": timeouts}) as response:
                 status = response.status
                 received = bytearray()

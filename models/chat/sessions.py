@@ -29,7 +29,7 @@ from models.conversations import engine, targets
 from models.conversations.engine import AgentScript
 from models.conversations.transcript import Turn
 from models.identity.principal import Principal
-from models.kernel import chat_completions
+from models.integrations import llm
 from models.kernel.chat_completions import ChatCompletionError, Usage
 from models.kernel.db import database, new_id, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound, UpstreamFailed
@@ -231,7 +231,7 @@ def send(*, workspace_id: str, entity_type: str, entity_id: str, session_id: str
     text = _text(text)
     session = _read(workspace_id, entity_type, entity_id, session_id)
     _refuse_closed(session_id, session.ended_at is not None, session.message_count)
-    endpoint = chat_completions.required()
+    endpoint = llm.required_for(workspace_id)
     sent_at = utcnow()
     turns = [Turn("caller" if said.role == USER else "agent", said.text, _at_ms(session.created_at, said.created_at))
              for said in _CONVERSATION.records(_Said, workspace_id=workspace_id, session_id=session_id)]

@@ -25,7 +25,7 @@ from models.assertions.assertions import assertions_of
 from models.assertions.tables import AssertionSuite as Suite
 from models.conversations import targets
 from models.identity.principal import Principal
-from models.kernel import chat_completions
+from models.integrations import llm
 from models.kernel.db import after_commit, database, is_postgres, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.leases import announce_due
@@ -202,7 +202,7 @@ def create(principal: Principal, *, workspace_id: str, name: str, entity_type: s
            baseline_id: str | None = None) -> SimulationRecord:
     """A simulation, queued with its iterations. Unavailable without a chat-completions endpoint
     (both sides speak through it); NotFound for a version, persona or suite not of the workspace."""
-    chat_completions.required()
+    llm.required_for(workspace_id)
     count = _check_callers(callers, conversations)
     target = targets.resolve(workspace_id=workspace_id, entity_type=entity_type, entity_id=entity_id,
                              version_id=version_id)
@@ -252,7 +252,7 @@ def rerun(principal: Principal, *, workspace_id: str, simulation_id: str, versio
     """The simulation's callers and assertions again, on ``version_id`` (the entity's live version,
     else its latest, when None), compared with it by ``regressions``."""
     base = get(workspace_id=workspace_id, simulation_id=simulation_id)
-    chat_completions.required()
+    llm.required_for(workspace_id)
     target = targets.resolve(workspace_id=workspace_id, entity_type=base.entity_type, entity_id=base.entity_id,
                              version_id=version_id)
     now = utcnow()

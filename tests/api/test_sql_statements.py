@@ -539,3 +539,16 @@ def test_a_page_of_the_vocabulary_costs_the_same_whatever_its_size(platform, sta
     path = f"/api/v2/custom/abbreviations?workspaceId={owner.workspace_id}&limit=50"
     # The page with its total in one statement.
     assert len(count(platform, statements, path, owner)) == admission() + 1
+
+
+# --- integrations -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_a_page_of_integrations_costs_the_same_whatever_its_size_and_kind(platform, statements, rows):
+    owner = platform.workspace()
+    for i in range(rows):
+        factories.integration(owner, name=f"CRM {i}")
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The page with its total in one statement, of one kind or all.
+    for path in (f"/integrations?{ws}", f"/integrations?{ws}&kind=crm"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
