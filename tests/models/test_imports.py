@@ -12,7 +12,7 @@ from models.kernel.db import BaseModel
 
 MODELS_DIR = Path(models.__file__).parent
 DOMAINS = ("kernel", "identity", "configs", "calls", "webhooks", "billing", "audit", "telephony", "campaigns",
-           "feedback", "reviews", "optimization", "conversations", "simulations", "personas", "assertions",
+           "feedback", "reviews", "optimization", "conversations", "simulations", "personas", "assertions", "knowledge",
            "chat", "call_access", "live_calls", "dashboards")
 
 
