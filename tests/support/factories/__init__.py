@@ -18,6 +18,7 @@ from tests.support.factories.configs import agent, save_versions, workflow
 from tests.support.factories.dashboards import widget
 from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
+from tests.support.factories.knowledge import article, knowledge_base
 from tests.support.factories.live_calls import control, live_call, live_version
 from tests.support.factories.optimization import generate, optimization_run, proposal, run_solutions, set_run
 from tests.support.factories.personas import persona
@@ -26,10 +27,10 @@ from tests.support.factories.simulations import simulate, simulation
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "call", "campaign", "campaign_row",
+__all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "assignment", "call", "campaign", "campaign_row",
            "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "control", "csv_body",
            "done_review", "expire_tokens", "feedback", "feedback_reference", "generate", "import_row", "insight",
-           "live_call", "live_version", "member", "ndjson_body", "numbers", "optimization_run", "persona",
+           "knowledge_base", "live_call", "live_version", "member", "ndjson_body", "numbers", "optimization_run", "persona",
            "phone_alias", "phone_number", "principal", "proposal", "report", "review", "run_solutions",
            "save_versions", "schedule", "set_contact_state", "set_run", "share_link", "simulate", "simulation",
            "suite", "suppressed", "web_call_token", "webhook_subscription", "widget", "workflow", "workspace"]
