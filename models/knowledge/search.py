@@ -82,7 +82,7 @@ def _search_sqlite(workspace_id, knowledge_base_ids, words, limit) -> list[Hit]:
         f"WHERE knowledge_article_fts MATCH ? AND a.workspace_id = ? AND a.knowledge_base_id IN ({marks}) "
         "ORDER BY score DESC, a.id LIMIT ?",
         (match, workspace_id, *knowledge_base_ids, limit)).fetchall()
-    return [Hit(r[0], r[1], r[2], round(float(r[3]), 6), r[4]) for r in rows]
+    return [Hit(r[0], r[1], r[2], float(r[3]), r[4]) for r in rows]
 
 
 def _search_postgres(workspace_id, knowledge_base_ids, words, limit) -> list[Hit]:
@@ -101,4 +101,4 @@ def _search_postgres(workspace_id, knowledge_base_ids, words, limit) -> list[Hit
         "ts_headline('english', hits.body, q.query, 'StartSel=[, StopSel=], MaxWords=24, MinWords=8') "
         "FROM hits, q ORDER BY hits.score DESC, hits.id",
         (tsquery, workspace_id, list(knowledge_base_ids), limit)).fetchall()
-    return [Hit(r[0], r[1], r[2], round(float(r[3]), 6), r[4]) for r in rows]
+    return [Hit(r[0], r[1], r[2], float(r[3]), r[4]) for r in rows]
