@@ -409,6 +409,24 @@ def test_a_page_of_personas_costs_the_same_whatever_its_size_and_search(platform
     # The page with its total in one statement, searched or not.
     for path in (f"/personas?{ws}", f"/personas?{ws}&q=TABLE"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+@pytest.mark.parametrize("rows", [1, 30])
+def test_pages_of_knowledge_bases_and_articles_and_a_search_cost_the_same_whatever_their_size(platform, statements,
+                                                                                              rows):
+    owner = platform.workspace()
+    kb = None
+    for i in range(rows):
+        kb = factories.knowledge_base(owner)
+        factories.article(owner, kb, f"Refunds {i}")
+    for i in range(rows):
+        factories.article(owner, kb, f"Refund times {i}")
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # Each page with its total in one statement; the articles and the search check their knowledge base first.
+    assert len(count(platform, statements, f"/api/v2/knowledge-bases?{ws}", owner)) == admission() + 1
+    assert len(count(platform, statements, f"/api/v2/knowledge-bases/{kb}/articles?{ws}", owner)) == admission() + 2
+    search = f"/api/v2/knowledge-bases/{kb}/search?workspaceId={owner.workspace_id}&q=refund&topK=50"
+    assert len(count(platform, statements, search, owner)) == admission() + 2
+
+
 # --- chat sessions ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rows", [1, 30])

@@ -14,6 +14,7 @@ from models.configs.tables import VersionedEntity
 from models.kernel.db import BaseModel, database, open_database
 from models.kernel.scoping import WorkspaceScoped
 from models.kernel.secrets import digest
+from models.knowledge import search
 from models.migrations import LATEST, MIGRATIONS, current_version, migrate
 
 
@@ -58,7 +59,9 @@ def test_a_fresh_database_gets_every_migration(db):
 
 def test_every_model_has_a_table_and_every_table_a_model(db):
     migrate()
-    tables = set(database.get_tables()) - {"schema_version", "sqlite_sequence"}
+    # The search index's tables (an FTS5 table and its shadow tables on SQLite) have no model.
+    tables = {t for t in database.get_tables() if not t.startswith(search.INDEX_TABLES)}
+    tables -= {"schema_version", "sqlite_sequence"}
     assert tables == {m._meta.table_name for m in MODELS}
 
 
@@ -75,7 +78,8 @@ def test_the_migrated_schema_matches_the_model(db, model):
     declared = {(tuple(f.column_name for f in index._expressions), index._unique)
                 for index in model._meta.fields_to_index()}
     actual = {(tuple(index.columns), index.unique) for index in database.get_indexes(table)
-              if not index.name.startswith("sqlite_autoindex") and not index.name.endswith("_pkey")}
+              if not index.name.startswith("sqlite_autoindex") and not index.name.endswith("_pkey")
+              and index.name not in search.INDEX_NAMES}
     # SQLite names the index of a UNIQUE column constraint sqlite_autoindex_*; compare those by columns.
     actual |= {((f.column_name,), True) for f in fields.values() if f.unique and not f.primary_key
                and ((f.column_name,), True) not in actual and _has_unique_constraint(table, f.column_name)}

@@ -1,0 +1,1 @@
+"""Knowledge bases: articles an agent's runtime searches during a call."""

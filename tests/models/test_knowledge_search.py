@@ -1,0 +1,34 @@
+"""Knowledge search at the domain: a query's words (bounded, each once, no syntax), and the ranking
+of a small fixed corpus on both databases, the expected order asserted."""
+from __future__ import annotations
+
+from models.kernel.db import session
+from models.knowledge import search
+from tests.support import factories
+
+
+def test_a_querys_words_are_letters_and_digits_each_once_and_bounded():
+    assert search.terms('"Refund" OR refund* NEAR(card) title:x -y _z') == ["refund", "or", "near", "card", "title",
+                                                                            "x", "y", "z"]
+    assert search.terms("!!! ???") == []
+    assert search.terms("é déjà 42") == ["é", "déjà", "42"]
+    assert len(search.terms(" ".join(f"w{i}" for i in range(100)))) == search.MAX_TERMS
+    assert search.terms("a" * 499 + " tail") == ["a" * 499]  # cut at 500 characters
+
+
+def test_a_fixed_corpus_ranks_in_the_expected_order(platform):
+    actor = platform.workspace()
+    kb = factories.knowledge_base(actor)
+    other = factories.knowledge_base(actor)
+    title_hit = factories.article(actor, kb, "Refund policy", "How we pay money back to the card.")
+    two_words = factories.article(actor, kb, "Money back", "A refund goes back to the card that paid.")
+    one_word = factories.article(actor, kb, "Payments", "We take every card but no cheques.")
+    factories.article(actor, kb, "Opening hours", "Open from nine to five.")
+    factories.article(actor, other, "Refund policy", "Refund refund refund card card.")  # another knowledge base
+    with session():
+        hits = search.search(workspace_id=actor.workspace_id, knowledge_base_ids=[kb], query="refund card", limit=10)
+    assert [h.article_id for h in hits] == [title_hit, two_words, one_word]
+    assert hits[0].score > hits[1].score > hits[2].score > 0
+    with session():
+        assert search.search(workspace_id=actor.workspace_id, knowledge_base_ids=[kb], query="refund card",
+                             limit=1)[0].article_id == title_hit
