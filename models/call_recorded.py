@@ -15,7 +15,7 @@ from models.calls.calls import Ingested, Report, ingest, outbound_payload
 from models.identity import workspaces
 from models.kernel.db import after_commit
 from models.live_calls import calls as live_calls
-from models.speech.customisation import mask_reported_transcript
+from models.speech.customisation import mask_reported_transcript, masked_text
 from models.webhooks import outbox
 
 
@@ -35,10 +35,13 @@ def store_structured_data(report: Report) -> list[str]:
 
 
 def enqueue_webhook_events(report: Report) -> list[str]:
-    """The outbound end-of-call-report of each subscription of the workspace; the delivery workers
-    of this process are woken once the call has committed."""
-    if outbox.enqueue_call(workspace_id=report.workspace_id, call_id=report.call_id,
-                           payload=outbound_payload(report)):
+    """The outbound end-of-call-report of each subscription of the workspace, its transcript masked
+    as the stored call's is; the delivery workers of this process are woken once the call has
+    committed."""
+    payload = outbound_payload(report)
+    if report.transcript:
+        payload["transcript"] = masked_text(report.workspace_id, report.transcript)
+    if outbox.enqueue_call(workspace_id=report.workspace_id, call_id=report.call_id, payload=payload):
         after_commit(outbox.notify_enqueued)
     return []
 

@@ -56,15 +56,23 @@ def _edited_words(words: list[dict], edits: list[Edit]) -> list[dict]:
     return out
 
 
+def masked_text(workspace_id: str, text: str | None) -> str | None:
+    """``text`` masked as the workspace's speech filter says when it is on, else as it is: one
+    statement; none without a text."""
+    if not text:
+        return text
+    compiled = speech_filter_of(workspace_id)
+    if compiled is not None and (edits := compiled.edits(text)):
+        return apply(text, edits)
+    return text
+
+
 def mask_reported_transcript(*, workspace_id: str, call_id: str, transcript: str | None) -> None:
     """The transcript a call's report brought, masked in the stored call when the workspace's filter
     is on (one statement when it is off; none without a transcript)."""
-    if not transcript:
-        return
-    compiled = speech_filter_of(workspace_id)
-    if compiled is not None and (edits := compiled.edits(transcript)):
-        Call.update(transcript=apply(transcript, edits)).where(
-            (Call.workspace == workspace_id) & (Call.id == call_id)).execute()
+    masked = masked_text(workspace_id, transcript)
+    if masked != transcript:
+        Call.update(transcript=masked).where((Call.workspace == workspace_id) & (Call.id == call_id)).execute()
 
 
 def filter_settings(workspace_id: str) -> dict:

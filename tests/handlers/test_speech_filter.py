@@ -2,6 +2,9 @@
 mask, the filter given merged onto the workspace's, and the settings' rules."""
 from __future__ import annotations
 
+import pytest
+
+from models.kernel.db import session
 from tests.support import factories
 from tests.support.client import owner
 from tests.support.reports import post_report
@@ -56,3 +59,28 @@ def test_a_reported_transcript_is_stored_masked_when_the_filter_is_on_and_as_sen
     post_report(platform, api.actor, on)
     assert api("GET", f"/call/{off['callId']}")["call"]["transcript"] == said
     assert api("GET", f"/call/{on['callId']}")["call"]["transcript"] == "AI: Your email?\nUser: [email], **** it."
+
+
+@pytest.fixture
+def settings_overrides():
+    # A subscription to a receiver on 127.0.0.1 over http; no delivery worker: the event is read
+    # where it waits.
+    return {"webhook_allow_http": True, "webhook_allow_private_addresses": True, "webhook_workers": 0}
+
+
+def test_the_outbound_report_carries_the_transcript_as_the_call_stores_it(platform):
+    from models.webhooks.tables import WebhookEvent
+    api = owner(platform)
+    factories.webhook_subscription(api.actor, "http://127.0.0.1:9/hook")
+    said = "User: call me on +1 415 555 0132 or jo@example.com"
+    off = factories.report(api.actor, transcript=said)
+    post_report(platform, api.actor, off)
+    factories.speech_filter(api.actor, enabled=True)
+    on = factories.report(api.actor, transcript=said)
+    post_report(platform, api.actor, on)
+    with session():
+        sent = {row.call_id: row.payload["transcript"] for row in
+                WebhookEvent.select().where(WebhookEvent.workspace == api.actor.workspace_id)}
+    assert sent[off["callId"]] == said
+    assert sent[on["callId"]] == "User: call me on [phone] or [email]"
+    assert api("GET", f"/call/{on['callId']}")["call"]["transcript"] == sent[on["callId"]]
