@@ -1,6 +1,7 @@
 """The one start-up sequence of every entry point: logging, the database, the schema."""
 from __future__ import annotations
 
+from models.audio import library as audio_library
 from models.billing import credits
 from models.calls import calls, recordings
 from models.kernel import chat_completions, encryption
@@ -23,6 +24,7 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     configure_logging(log_level or settings.log_level, settings.log_format)
     encryption.configure(settings.secret_key, settings.data_dir)
     recordings.configure(settings.data_dir)
+    audio_library.configure(settings.data_dir)
     addresses.configure(allow_http=settings.webhook_allow_http,
                                 allow_private=settings.webhook_allow_private_addresses)
     credits.configure(credits.Prices(call_minute=settings.credits_per_call_minute,

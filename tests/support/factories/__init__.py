@@ -2,6 +2,7 @@
 a session of its own on whatever database the models are bound to; a test reads them as
 ``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
 from tests.support.factories.assertions import assertion, assignment, suite
+from tests.support.factories.audio import audio_file
 from tests.support.factories.call_access import share_link, web_call_token
 from tests.support.factories.call_records import csv_body, import_row, ndjson_body
 from tests.support.factories.calls import call, insight, report
@@ -26,8 +27,8 @@ from tests.support.factories.simulations import simulate, simulation
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "call", "campaign", "campaign_row",
-           "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "control", "csv_body",
+__all__ = ["Actor", "agent", "api_key", "assertion", "assignee", "assignment", "audio_file", "call", "campaign",
+           "campaign_row", "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "control", "csv_body",
            "done_review", "expire_tokens", "feedback", "feedback_reference", "generate", "import_row", "insight",
            "live_call", "live_version", "member", "ndjson_body", "numbers", "optimization_run", "persona",
            "phone_alias", "phone_number", "principal", "proposal", "report", "review", "run_solutions",
