@@ -53,6 +53,8 @@ ID_KINDS.update({"simulationId": "simulation", "baselineId": "simulation", "iter
 ID_KINDS.update({"shareLinkId": "shareLink"})
 # Dashboards: a widget, and the structured-data field a widget of structured data charts.
 ID_KINDS.update({"widgetId": "widget", "fieldId": "field"})
+# The audio library: a workspace's audio file.
+ID_KINDS.update({"audioId": "audio"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -199,6 +201,8 @@ class World:
         self.ids["shareLink"] = factories.share_link(owner, self.ids["call"])[0]
         # A dashboard widget of the agent's calls.
         self.ids["widget"] = factories.widget(owner, f"{marker} widget", filters={"agentId": agent}, group_by="agent")
+        # An audio file of the library.
+        self.ids["audio"] = factories.audio_file(owner, name=f"{marker} audio")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

@@ -28,7 +28,8 @@ IDS = [o.operation_id for o in OPERATIONS]
 # of entity chatted with; its collection is sessions). /shared/calls/{token}: what share links show,
 # a feature too (its collection is calls). /auth/sign-in, /auth/mfa: the caller's own signing in and
 # second factor, steps rather than a collection.
-SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat", "shared", "auth"})
+SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat", "shared", "auth",
+                                     "audio"})  # audio: a mass noun, the library of a workspace
 
 # A time range on a list, or on anything else, is since (inclusive) and until (exclusive).
 TIME_RANGE = ("since", "until")
