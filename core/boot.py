@@ -1,6 +1,7 @@
 """The one start-up sequence of every entry point: logging, the database, the schema."""
 from __future__ import annotations
 
+from models.audio import library as audio_library
 from models.billing import credits
 from models.calls import calls, recordings
 from models.catalog import offered
@@ -28,6 +29,7 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     exports.configure(settings.data_dir, settings.export_ttl_s)
     offered.configure(offered.Configured(settings.data_dir, settings.stt_model_path, settings.stt_model_aliases,
                                          settings.llm_base_url, settings.llm_model))
+    audio_library.configure(settings.data_dir)
     addresses.configure(allow_http=settings.webhook_allow_http,
                                 allow_private=settings.webhook_allow_private_addresses)
     credits.configure(credits.Prices(call_minute=settings.credits_per_call_minute,

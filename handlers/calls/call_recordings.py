@@ -37,7 +37,7 @@ async def upload_call_recording(callId: str, workspaceId: str):
     await in_session(calls.require_call, workspace_id=workspaceId, call_id=callId)
     part = await anyio.to_thread.run_sync(recordings.part_file, workspaceId, callId)
     try:
-        size, head = await _receive_to(part, request.stream())
+        size, head = await receive_to(part, request.stream())
         if size == 0:
             raise InvalidInput("The recording is empty: send the audio file as the request body.")
         final = await anyio.to_thread.run_sync(recordings.finish_part, part)
@@ -51,7 +51,7 @@ async def upload_call_recording(callId: str, workspaceId: str):
                "uploadedAt": iso(stored.uploaded_at), "transcriptionStatus": "pending"}, "Recording uploaded")
 
 
-async def _receive_to(part, stream) -> tuple[int, bytes]:
+async def receive_to(part, stream) -> tuple[int, bytes]:
     """The body written to ``part``; its size and first bytes (which name the format of a body sent
     as application/octet-stream). The stream itself fails with 413 past MAX_RECORDING_BYTES, and
     with 408 when it stalls (api.body_limit)."""

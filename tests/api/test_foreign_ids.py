@@ -55,10 +55,10 @@ ID_KINDS.update({"shareLinkId": "shareLink"})
 ID_KINDS.update({"widgetId": "widget", "fieldId": "field"})
 # Exports: a whole-workspace export.
 ID_KINDS.update({"exportId": "export"})
-
-
 # Integrations: a workspace's third-party credential.
 ID_KINDS.update({"integrationId": "integration"})
+# The audio library: a workspace's audio file.
+ID_KINDS.update({"audioId": "audio"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -210,6 +210,8 @@ class World:
         # An integration, its name and its secret marked.
         self.ids["integration"] = factories.integration(owner, name=f"{marker} integration",
                                                         secret=f"{marker}-integration-secret")
+        # An audio file of the library.
+        self.ids["audio"] = factories.audio_file(owner, name=f"{marker} audio")
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

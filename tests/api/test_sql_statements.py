@@ -569,4 +569,16 @@ def test_a_page_of_integrations_costs_the_same_whatever_its_size_and_kind(platfo
     ws = f"workspaceId={owner.workspace_id}&limit=50"
     # The page with its total in one statement, of one kind or all.
     for path in (f"/integrations?{ws}", f"/integrations?{ws}&kind=crm"):
+
+
+# --- the audio library -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("files", [1, 12])
+def test_a_page_of_audio_files_costs_the_same_whatever_its_size_and_kind(platform, statements, files):
+    owner = platform.workspace()
+    for n in range(files):
+        factories.audio_file(owner, kind=("greeting", "hold-music")[n % 2])
+    ws = f"workspaceId={owner.workspace_id}"
+    # A page with its total in one statement, of one kind or of all.
+    for path in (f"/audio?{ws}&limit=50", f"/audio?{ws}&kind=hold-music"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path

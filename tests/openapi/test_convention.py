@@ -32,6 +32,8 @@ SINGULAR_FIRST_SEGMENTS = frozenset({"call", "campaign", "workspace", "chat", "s
 # /custom/abbreviations: the workspace's vocabulary under the documented API's custom convenience
 # endpoints (its collection is abbreviations); /speech-filter/preview: a feature, not a collection.
 SINGULAR_FIRST_SEGMENTS |= {"custom", "speech-filter"}
+# /audio: a mass noun, the library of a workspace.
+SINGULAR_FIRST_SEGMENTS |= {"audio"}
 
 # A time range on a list, or on anything else, is since (inclusive) and until (exclusive).
 TIME_RANGE = ("since", "until")

@@ -2,6 +2,7 @@
 a session of its own on whatever database the models are bound to; a test reads them as
 ``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
 from tests.support.factories.assertions import assertion, assignment, suite
+from tests.support.factories.audio import audio_file
 from tests.support.factories.call_access import share_link, web_call_token
 from tests.support.factories.call_records import csv_body, import_row, ndjson_body
 from tests.support.factories.calls import call, insight, report
@@ -30,7 +31,7 @@ from tests.support.factories.speech import speech_filter, term
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
-__all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "assignment", "call", "campaign", "campaign_row",
+__all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "assignment", "audio_file", "call", "campaign", "campaign_row",
            "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "control", "csv_body",
            "done_review", "expire_tokens", "export", "feedback", "feedback_reference", "generate", "import_row", "insight",
            "integration", "knowledge_base",

@@ -1,0 +1,1 @@
+"""Handlers of the workspace audio library."""
