@@ -51,6 +51,8 @@ EXCLUDED_COLUMNS = {
     ("webhook_subscription", "secret_encrypted"): "the signing secret, encrypted",
     ("webhook_subscription", "previous_secret_encrypted"): "the rotated signing secret, encrypted",
     ("call", "recording_path"): "where this server keeps the recording's file",
+    ("integration", "secret"): "the third-party credential, encrypted",
+    ("audio_file", "path"): "where this server keeps the audio file",
 }
 # Columns exported whose names look secret (tests/models/test_export_coverage.py) but are not.
 NOT_SECRET = {
@@ -60,6 +62,7 @@ NOT_SECRET = {
     ("audit_entry", "actor_credential_id"),  # the id of the key or token that acted, not its secret
     ("membership", "tokens_since"),  # when the member's tokens were last cut off: a time
     ("webhook_subscription", "previous_secret_expires_at"),  # when the rotated secret stops: a time
+    ("integration", "secret_hint"),  # its last four characters, as every answer shows them
 }
 # Tables that are bases of others, without rows of their own.
 _BASES = ("workspace_scoped", "versioned_entity")

@@ -569,7 +569,7 @@ def test_a_page_of_integrations_costs_the_same_whatever_its_size_and_kind(platfo
     ws = f"workspaceId={owner.workspace_id}&limit=50"
     # The page with its total in one statement, of one kind or all.
     for path in (f"/integrations?{ws}", f"/integrations?{ws}&kind=crm"):
-
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
 
 # --- the audio library -------------------------------------------------------------------------------
 
