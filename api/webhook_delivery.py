@@ -6,7 +6,7 @@
   that signs now: two while a rotated-out secret is in its grace period).
 - The payload's ``timestamp`` is when this attempt was sent.
 - The host is resolved, every address checked (models.webhooks.addresses), and the connection
-  made to a checked address, in one step (``_GuardedBackend``): a name cannot resolve to a public
+  made to a checked address, in one step (models.webhooks.connections): a name cannot resolve to a public
   address for the check and to a private one for the connection.
 - Connect within CONNECT_TIMEOUT_S, everything (resolution, TLS, request, answer) within the
   total timeout, enforced on every read and write; no redirects followed (a 3xx is a failure), no
@@ -15,7 +15,6 @@
 """
 from __future__ import annotations
 
-import ssl
 import time
 from datetime import datetime, timezone
 
@@ -24,18 +23,11 @@ import orjson
 from standardwebhooks.webhooks import Webhook
 
 from models.webhooks import addresses
+from models.webhooks.connections import Expired, GuardedBackend, tls
 from models.webhooks.outbox import RESPONSE_KEEP_BYTES, Outcome
 
 CONNECT_TIMEOUT_S = 5.0
 USER_AGENT = "voice-agent-backend-webhooks/1"
-_ssl_context: ssl.SSLContext | None = None
-
-
-def _tls() -> ssl.SSLContext:
-    global _ssl_context
-    if _ssl_context is None:
-        _ssl_context = httpcore.default_ssl_context()
-    return _ssl_context
 
 
 def signed_request(event_id: str, payload: dict, secrets: list[str], sent_at: datetime) -> tuple[bytes, dict]:
@@ -70,8 +62,8 @@ def exchange(method: str, url: str, headers: dict, body: bytes | None, *, timeou
     deadline = started + timeout_s
     status, kept, error = None, None, None
     try:
-        backend = _GuardedBackend(deadline)
-        with httpcore.ConnectionPool(ssl_context=_tls(), network_backend=backend, max_connections=1,
+        backend = GuardedBackend(deadline)
+        with httpcore.ConnectionPool(ssl_context=tls(), network_backend=backend, max_connections=1,
                                      max_keepalive_connections=0, retries=0) as pool:
             timeouts = {"connect": min(CONNECT_TIMEOUT_S, timeout_s), "read": timeout_s, "write": timeout_s,
                         "pool": timeout_s}
@@ -86,7 +78,7 @@ def exchange(method: str, url: str, headers: dict, body: bytes | None, *, timeou
                 kept = _text(bytes(received[:RESPONSE_KEEP_BYTES]))
     except addresses.Refused as exc:
         error = f"Not sent: {exc}"
-    except _Expired:
+    except Expired:
         error = f"No complete answer within {timeout_s:g} s."
     except httpcore.ConnectTimeout:
         error = f"The connection was not made within {min(CONNECT_TIMEOUT_S, timeout_s):g} s."
@@ -117,61 +109,3 @@ def _text(data: bytes) -> str:
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text[:300]
-
-
-class _Expired(Exception):
-    """The attempt's total time ran out."""
-
-
-class _GuardedBackend(httpcore.NetworkBackend):
-    """Connects only to addresses the policy allows, resolved here, and bounds every read and
-    write by the attempt's deadline."""
-
-    def __init__(self, deadline: float) -> None:
-        self._deadline = deadline
-        self._inner = httpcore.SyncBackend()
-
-    def _left(self, timeout: float | None) -> float:
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            raise _Expired()
-        return left if timeout is None else min(timeout, left)
-
-    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        resolved = addresses.addresses(host, port, self._left(timeout))
-        last: Exception | None = None
-        for address in resolved:
-            try:
-                stream = self._inner.connect_tcp(address, port, timeout=self._left(timeout),
-                                                 local_address=local_address, socket_options=socket_options)
-                return _GuardedStream(stream, self)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                last = exc
-        raise last
-
-    def connect_unix_socket(self, path, timeout=None, socket_options=None):  # pragma: no cover - never asked
-        raise httpcore.ConnectError("webhooks go over TCP only")
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-
-class _GuardedStream(httpcore.NetworkStream):
-    def __init__(self, inner, backend: _GuardedBackend) -> None:
-        self._inner, self._backend = inner, backend
-
-    def read(self, max_bytes, timeout=None):
-        return self._inner.read(max_bytes, self._backend._left(timeout))
-
-    def write(self, buffer, timeout=None):
-        self._inner.write(buffer, self._backend._left(timeout))
-
-    def close(self):
-        self._inner.close()
-
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None):
-        return _GuardedStream(self._inner.start_tls(ssl_context, server_hostname, self._backend._left(timeout)),
-                              self._backend)
-
-    def get_extra_info(self, info):
-        return self._inner.get_extra_info(info)

@@ -12,6 +12,7 @@ from models.integrations.tables import Integration
 from models.kernel import chat_completions, encryption
 from models.kernel.chat_completions import Endpoint
 from models.kernel.errors import Unavailable
+from models.webhooks import connections
 
 DEFAULT_TIMEOUT_S = 30.0
 _I = Integration
@@ -25,8 +26,11 @@ def endpoint_for(workspace_id: str) -> Endpoint | None:
     if row is None:
         return platform
     base_url, model, secret = row
+    # The workspace's URL was checked when it was saved; its connections are checked as they are
+    # made too, since the name may resolve elsewhere by then.
     return Endpoint(base_url=base_url, api_key=encryption.decrypt(secret), model=model,
-                    timeout_s=platform.timeout_s if platform else DEFAULT_TIMEOUT_S)
+                    timeout_s=platform.timeout_s if platform else DEFAULT_TIMEOUT_S,
+                    http_client=connections.http_client)
 
 
 def required_for(workspace_id: str) -> Endpoint:

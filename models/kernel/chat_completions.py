@@ -11,6 +11,7 @@ endpoint (its address without any user or password in it) and what went wrong, n
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from contextlib import contextmanager
 from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
@@ -21,11 +22,14 @@ from models.kernel.errors import Unavailable
 
 
 class Endpoint(NamedTuple):
-    """Where to ask: the settings' LLM_BASE_URL, LLM_API_KEY, LLM_MODEL and LLM_TIMEOUT_S."""
+    """Where to ask: the settings' LLM_BASE_URL, LLM_API_KEY, LLM_MODEL and LLM_TIMEOUT_S, or a
+    workspace's own endpoint, whose URL is a stranger's: ``http_client`` then makes the HTTP client
+    of one request (given its timeout), which connects only where the outbound address rules allow."""
     base_url: str
     api_key: str | None
     model: str
     timeout_s: float
+    http_client: Callable[[float], object] | None = None
 
 
 # The endpoint of the settings, for the domain's services (core.boot configures it); None when
@@ -126,8 +130,9 @@ def _asking(endpoint: Endpoint):
     where, timeout_s, model = shown(endpoint.base_url), endpoint.timeout_s, endpoint.model
     try:
         # Closed after the answer: its connections are not kept between runs minutes apart.
+        guarded = endpoint.http_client(timeout_s) if endpoint.http_client is not None else None
         with openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none", timeout=timeout_s,
-                           max_retries=0) as client:
+                           max_retries=0, http_client=guarded) as client:
             yield client
     except openai.APITimeoutError:
         raise ChatCompletionError(f"The language model endpoint {where} did not answer within {timeout_s:g} s.",

@@ -267,7 +267,8 @@ def test_without_an_endpoint_a_message_is_503_and_nothing_changes(world, platfor
                                     params={"workspaceId": owner.workspace_id}, headers=owner.headers,
                                     json={"text": "Hello?"})
     assert response.status_code == 503 and response.headers["retry-after"] == "60"
-    assert response.json()["data"] == {"message": NOT_CONFIGURED, "code": "unavailable", "result": None}
+    assert response.json()["data"] == {"message": NOT_CONFIGURED + " Or add an llm integration to the workspace.",
+                                       "code": "unavailable", "result": None}
     assert get(api, agent, session["id"])["messageCount"] == 1 and len(messages(api, agent, session["id"])) == 1
 
 

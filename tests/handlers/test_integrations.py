@@ -179,6 +179,22 @@ def test_a_chat_session_asks_the_workspaces_llm_integration(platform, llm, setti
     assert (other.base_url if other else None) == settings_overrides.get("llm_base_url")
 
 
+@pytest.mark.parametrize("settings_overrides", [LOCAL], ids=["local"], indirect=True)
+def test_a_workspaces_llm_endpoint_is_asked_only_where_the_address_rules_allow_when_asked(platform, llm,
+                                                                                          monkeypatch):
+    from models.webhooks import addresses
+    api = owner(platform)
+    agent = factories.agent(api.actor, "Booker", config={"prompt": "You book tables.", "firstMessage": "Hello!"})
+    session_id = api("POST", f"/chat/agent/{agent}/sessions")["session"]["id"]
+    create(api, kind="llm", name="Ours", baseUrl=llm.base_url, model="workspace-model")
+    asked = len(llm.requests)
+    # Saved while private addresses were allowed; they are not any more: the name is not connected to.
+    monkeypatch.setattr(addresses, "_policy", addresses.Policy(allow_http=True, allow_private=False))
+    failed = api("POST", f"/chat/agent/{agent}/sessions/{session_id}/messages", 502, json={"text": "A table?"})
+    assert failed["code"] == "upstream_failed" and "could not be reached" in failed["message"]
+    assert len(llm.requests) == asked
+
+
 # --- testing a connection against a local server ------------------------------------------------
 
 @contextmanager
