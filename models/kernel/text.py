@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from models.kernel.errors import InvalidInput
+
 # A JSON parser joins an escaped pair (\ud83d\ude00) into one character, so a surrogate left in a
 # decoded string is unpaired.
 _ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -38,3 +40,23 @@ def printable(value: str, limit: int = 40) -> str:
     shown = _ONE_LINE.sub(lambda found: f"\\x{ord(found.group()):02x}" if ord(found.group()) < 0x100
                           else f"\\u{ord(found.group()):04x}", shown)
     return shown if len(value) <= limit else f"{shown}... ({len(value)} characters)"
+
+
+def trimmed_text(value, field: str, max_chars: int, *, multiline: bool = False,
+                 optional: bool = False) -> str | None:
+    """``value`` trimmed: 1 to ``max_chars`` characters, or, ``optional``, None when it is None or
+    blank; InvalidInput naming ``field`` and the rule otherwise."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be text.")
+    if problem := text_problem(value, multiline=multiline):
+        raise InvalidInput(f"{field} {problem}.")
+    value = value.strip()
+    if optional and not value:
+        return None
+    if not 1 <= len(value) <= max_chars:
+        bounds = f"at most {max_chars}" if optional else f"1 to {max_chars}"
+        raise InvalidInput(f"{field} must be {bounds} characters once trimmed; {len(value)} given.")
+    return value
+

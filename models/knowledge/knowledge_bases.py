@@ -19,7 +19,7 @@ from models.kernel.db import database, utcnow
 from models.kernel.errors import InvalidInput, NotFound
 from models.kernel.pagination import Page, workspace_list
 from models.kernel.sql import Prepared
-from models.kernel.text import text_problem
+from models.kernel.text import trimmed_text
 from models.knowledge import search
 from models.knowledge.tables import KnowledgeArticle, KnowledgeBase
 
@@ -79,20 +79,7 @@ def _article_page():
                           where=lambda params: [_A.knowledge_base == params["knowledge_base_id"]])
 
 
-def _text(value, field: str, max_chars: int, *, multiline: bool = False, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{field} must be text.")
-    if problem := text_problem(value, multiline=multiline):
-        raise InvalidInput(f"{field} {problem}.")
-    value = value.strip()
-    if optional and not value:
-        return None
-    if not 1 <= len(value) <= max_chars:
-        raise InvalidInput(f"{field} must be {'at most' if optional else '1 to'} {max_chars} characters once "
-                           f"trimmed; {len(value)} given.")
-    return value
+_text = trimmed_text
 
 
 def _required(value, field: str, max_chars: int, *, multiline: bool = False) -> str:

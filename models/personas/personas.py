@@ -28,7 +28,7 @@ from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.pagination import Page, workspace_list
 from models.kernel.sql import Prepared, like, like_pattern
-from models.kernel.text import printable, text_problem
+from models.kernel.text import printable, text_problem, trimmed_text
 from models.personas.tables import Persona
 
 NAME_MAX_CHARS = 100
@@ -82,21 +82,7 @@ def _page(names: tuple[str, ...]):
 
 # --- the rules of each field ------------------------------------------------------------------
 
-def _text(value, field: str, max_chars: int, *, multiline: bool = False, optional: bool = False) -> str | None:
-    """``value`` trimmed: 1 to ``max_chars`` characters, or, ``optional``, None when it is None or blank."""
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{field} must be text.")
-    if problem := text_problem(value, multiline=multiline):
-        raise InvalidInput(f"{field} {problem}.")
-    value = value.strip()
-    if optional and not value:
-        return None
-    if not 1 <= len(value) <= max_chars:
-        bounds = f"at most {max_chars}" if optional else f"1 to {max_chars}"
-        raise InvalidInput(f"{field} must be {bounds} characters once trimmed; {len(value)} given.")
-    return value
+_text = trimmed_text
 
 
 def _listed_once(value, field: str, max_items: int, max_chars: int) -> list[str]:
