@@ -101,7 +101,7 @@ def preview(*, workspace_id: str, text, given: dict | None = None) -> tuple[str,
         raise InvalidInput(f"text {problem}.")
     settings = filter_settings(workspace_id)
     if given is not None:
-        settings = speech_filter.settings(given, settings)
+        settings = speech_filter.settings(given, settings, field="filter")
     compiled = SpeechFilter(settings)
     matches = compiled.matches(text)
     return apply(text, compiled.edits(text)), matches

@@ -45,43 +45,43 @@ class Match(NamedTuple):
     end: int
 
 
-def settings(value, current: dict | None = None) -> dict:
+def settings(value, current: dict | None = None, field: str = "settings.speechFilter") -> dict:
     """The filter's settings with ``value`` (wire names) merged onto ``current`` (the defaults when
-    None); 400 naming the field that breaks a rule."""
+    None); 400 naming the field that breaks a rule (under ``field``, where the object was given)."""
     merged = {**DEFAULT_SETTINGS, **(current or {})}
     if not isinstance(value, dict):
-        raise InvalidInput("settings.speechFilter must be an object.")
+        raise InvalidInput(f"{field} must be an object.")
     unknown = sorted(set(value) - set(DEFAULT_SETTINGS))
     if unknown:
-        raise InvalidInput(f"settings.speechFilter has no field {unknown[0]!r}; it has {', '.join(DEFAULT_SETTINGS)}.")
+        raise InvalidInput(f"{field} has no field {unknown[0]!r}; it has {', '.join(DEFAULT_SETTINGS)}.")
     for key in _SWITCHES:
         if key in value:
             if not isinstance(value[key], bool):
-                raise InvalidInput(f"settings.speechFilter.{key} must be true or false.")
+                raise InvalidInput(f"{field}.{key} must be true or false.")
             merged[key] = value[key]
     if "phoneRegion" in value:
         region = value["phoneRegion"]
         if not isinstance(region, str) or region.upper() not in phonenumbers.SUPPORTED_REGIONS:
-            raise InvalidInput("settings.speechFilter.phoneRegion must be a two-letter region code such as US or GB.")
+            raise InvalidInput(f"{field}.phoneRegion must be a two-letter region code such as US or GB.")
         merged["phoneRegion"] = region.upper()
     if "words" in value:
-        merged["words"] = _words(value["words"])
+        merged["words"] = _words(value["words"], f"{field}.words")
     return merged
 
 
-def _words(value) -> list[str]:
+def _words(value, field: str) -> list[str]:
     if not isinstance(value, list) or len(value) > MAX_WORDS:
-        raise InvalidInput(f"settings.speechFilter.words must be a list of at most {MAX_WORDS} words or phrases.")
+        raise InvalidInput(f"{field} must be a list of at most {MAX_WORDS} words or phrases.")
     words: list[str] = []
     for i, word in enumerate(value):
-        field = f"settings.speechFilter.words[{i}]"
+        at = f"{field}[{i}]"
         if not isinstance(word, str):
-            raise InvalidInput(f"{field} must be text.")
+            raise InvalidInput(f"{at} must be text.")
         if problem := text_problem(word):
-            raise InvalidInput(f"{field} {problem}.")
+            raise InvalidInput(f"{at} {problem}.")
         word = " ".join(word.lower().split())
         if not 1 <= len(word) <= WORD_MAX_CHARS or not re.search(r"\w", word):
-            raise InvalidInput(f"{field} must be 1 to {WORD_MAX_CHARS} characters once trimmed, with a letter or digit.")
+            raise InvalidInput(f"{at} must be 1 to {WORD_MAX_CHARS} characters once trimmed, with a letter or digit.")
         if word not in words:
             words.append(word)
     return words

@@ -95,9 +95,8 @@ def _spoken(value, written: str) -> list[str]:
         if not 1 <= len(form) <= SPOKEN_MAX_CHARS or not re.search(r"\w", form):
             raise InvalidInput(f"spoken[{i}] must be 1 to {SPOKEN_MAX_CHARS} characters once trimmed, "
                                "with a letter or digit.")
-        if form in forms:
-            raise InvalidInput(f"spoken[{i}] {form!r} is listed twice (without regard to case).")
-        forms.append(form)
+        if form not in forms:  # the same form twice means it once, as the filter's words do
+            forms.append(form)
     return forms
 
 

@@ -23,7 +23,7 @@ import socket
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from models.kernel.errors import InvalidInput
 
@@ -143,7 +143,29 @@ def check_url(url: str, field: str = "url", *, resolve_timeout_s: float = 2.0) -
             raise InvalidInput(f"{field}: {exc} Set WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true to allow it.") from None
         except OSError:
             pass  # does not resolve now: checked again at each delivery
-    return url
+    try:
+        return _ascii(parts, port)
+    except UnicodeError:  # a lone surrogate, which no encoding writes
+        raise InvalidInput(f"{field} must be text that UTF-8 can encode.") from None
+
+
+# What a URL may keep unescaped in its path and query (RFC 3986's reserved and unreserved
+# characters, and % so that escapes already made stay as they are).
+_URL_SAFE = "/:@!$&'()*+,;=?%~-._"
+
+
+def _ascii(parts, port: int | None) -> str:
+    """The URL as it goes on the wire: an international host in its IDNA form and any other
+    character outside ASCII percent-encoded (UTF-8), as a browser sends it, since a request line
+    carries ASCII only. Stored so, the URL means the same at every delivery."""
+    host = parts.hostname
+    if _literal(host) is None:
+        host = host.rstrip(".").encode("idna").decode("ascii").lower() + ("." if host.endswith(".") else "")
+    elif ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    return urlunsplit((parts.scheme, netloc, quote(parts.path, safe=_URL_SAFE),
+                       quote(parts.query, safe=_URL_SAFE), ""))
 
 
 def _valid_host(host: str) -> bool:

@@ -46,6 +46,11 @@ def test_the_settings_are_a_workspace_setting_with_their_rules(platform):
                json={"settings": {"speechFilter": {"phoneRegion": "ZZ"}}})["message"] == \
         "settings.speechFilter.phoneRegion must be a two-letter region code such as US or GB."
     assert preview(api, "x", 400, filter={"words": ["w" * 51]})["code"] == "validation_failed"
+    # The preview's own object is named as it was given.
+    assert preview(api, "x", 400, filter={"phoneRegion": "AA"})["message"] == \
+        "filter.phoneRegion must be a two-letter region code such as US or GB."
+    assert preview(api, "x", 400, filter={"words": ["ok", "--"]})["message"] == \
+        "filter.words[1] must be 1 to 50 characters once trimmed, with a letter or digit."
     assert preview(api, "x" * 20_001, 400)["code"] == "validation_failed"
 
 

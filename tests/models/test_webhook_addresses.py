@@ -58,6 +58,33 @@ def test_a_name_that_does_not_resolve_yet_is_accepted_and_checked_at_delivery():
     assert not outcome.succeeded and outcome.status_code is None and "does not resolve" in outcome.error
 
 
+@pytest.mark.parametrize("url, stored", [
+    ("https://hooks.example.com/calls?x=1", "https://hooks.example.com/calls?x=1"),
+    ("https://Hooks.EXAMPLE.com/calls", "https://hooks.example.com/calls"),
+    ("https://bücher.example/ü/calls?name=José&k=%20", "https://xn--bcher-kva.example/%C3%BC/calls?name=Jos%C3%A9&k=%20"),
+    ("https://8.8.8.8:8443/a b", "https://8.8.8.8:8443/a%20b"),
+    ("https://[2606:4700:4700::1111]/hook", "https://[2606:4700:4700::1111]/hook"),
+])
+def test_a_url_is_stored_as_it_goes_on_the_wire_in_ascii(url, stored):
+    assert check_url(url) == stored
+
+
+def test_a_url_that_utf8_cannot_encode_is_refused_naming_the_field():
+    with pytest.raises(InvalidInput, match="^baseUrl must be text that UTF-8 can encode"):
+        check_url("https://hooks.example.com/\ud800", "baseUrl")
+
+
+def test_an_international_url_is_delivered_to_its_ascii_form():
+    receiver = Receiver()
+    try:
+        addresses.configure(allow_http=True, allow_private=True)
+        url = check_url(receiver.url + "/é?q=ü")
+        assert post(url, "evt", {"type": "ping"}, ["whsec_" + "A" * 43], timeout_s=5).succeeded
+        receiver.wait_for(1)
+    finally:
+        receiver.close()
+
+
 def test_delivery_refuses_a_private_address_at_send_time_and_sends_nothing():
     receiver = Receiver()
     try:

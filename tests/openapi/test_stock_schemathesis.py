@@ -139,6 +139,17 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
     "PATCH /analytics/widgets/{widgetId}": "the rules of a new widget, for the fields merged",
     "GET /analytics/widgets/{widgetId}/data": "grouped by agent, at most 10,000 buckets in all",
 })
+# Integrations, the audio library and speech customisation: what a pattern cannot state.
+REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
+    "POST /integrations": "baseUrl: a host of valid labels that resolves to public addresses only; the fields "
+                          "its kind needs",
+    "PATCH /integrations/{integrationId}": "baseUrl: a host of valid labels that resolves to public addresses only",
+    "POST /audio": "a file of audio a decoder reads (not empty)",
+    "POST /custom/abbreviations": "spoken forms with a letter or digit (of any script) once trimmed",
+    "PATCH /custom/abbreviations/{abbreviationId}": "spoken forms with a letter or digit (of any script) once trimmed",
+    "POST /speech-filter/preview": "phoneRegion a region with a numbering plan (libphonenumber's); words with a "
+                                   "letter or digit once trimmed",
+})
 # Signing in needs a user's password, and its second step a challenge a sign-in gave; a web-call
 # token is for an agent of the workspace that has a live version, or a version of that agent.
 REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
