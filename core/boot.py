@@ -27,8 +27,7 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     encryption.configure(settings.secret_key, settings.data_dir)
     recordings.configure(settings.data_dir)
     exports.configure(settings.data_dir, settings.export_ttl_s)
-    offered.configure(offered.Configured(settings.data_dir, settings.stt_model_path, settings.stt_model_aliases,
-                                         settings.llm_base_url, settings.llm_model))
+    offered.configure(offered.Configured(settings.data_dir, settings.stt_model_path, settings.stt_model_aliases))
     audio_library.configure(settings.data_dir)
     addresses.configure(allow_http=settings.webhook_allow_http,
                                 allow_private=settings.webhook_allow_private_addresses)

@@ -9,9 +9,9 @@ def model_shape(model: offered.SpeechModel | offered.LanguageModel) -> dict:
     if isinstance(model, offered.SpeechModel):
         return {"id": model.id, "type": "speech", "default": model.default, "source": "speech-server",
                 "languages": list(model.languages), "sizeBytes": model.size_bytes,
-                "quantisation": model.quantisation, "aliases": list(model.aliases)}
+                "quantisation": model.quantisation, "aliases": list(model.aliases), "integrationId": None}
     return {"id": model.id, "type": "llm", "default": model.default, "source": model.source, "languages": None,
-            "sizeBytes": None, "quantisation": None, "aliases": []}
+            "sizeBytes": None, "quantisation": None, "aliases": [], "integrationId": model.integration_id}
 
 
 def list_models(workspaceId: str, limit: int = 20, offset: int = 0):

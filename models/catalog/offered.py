@@ -4,8 +4,8 @@ never by loading a model.
 Speech models are those the speech server serves (stt.models.available_models: the bundled ones
 installed, or STT_MODEL_PATH in place of the default), with their file's size and quantisation
 read from the ggml file's header once the server has converted it (null before). Language models
-are, for now, the platform's LLM_MODEL when LLM_BASE_URL is set (``llm_models``: the one place a
-workspace's own integrations join them).
+are the platform's LLM_MODEL when LLM_BASE_URL is set, then the models of the workspace's llm
+integrations (models.integrations.llm, which also says which one its requests use: the default).
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from models.integrations import llm
 from models.kernel.pagination import Page
 from stt.models import DEFAULT_MODEL, available_models, model_aliases
 
@@ -29,8 +30,6 @@ class Configured:
     data_dir: str = "data"
     stt_model_path: str | None = None
     stt_model_aliases: str = ""
-    llm_base_url: str | None = None
-    llm_model: str | None = None
 
 
 _configured = Configured()
@@ -54,8 +53,9 @@ class SpeechModel:
 @dataclass(frozen=True)
 class LanguageModel:
     id: str
-    source: str  # "platform": the service's own endpoint (LLM_BASE_URL)
+    source: str  # "platform": the service's own endpoint (LLM_BASE_URL); "integration": the workspace's
     default: bool
+    integration_id: str | None = None
 
 
 def _header(path: Path) -> tuple[int | None, str | None]:
@@ -85,9 +85,12 @@ def speech_models() -> list[SpeechModel]:
 
 
 def llm_models(workspace_id: str) -> list[LanguageModel]:
-    """The language models the workspace may use: the platform's, when an endpoint is configured."""
-    c = _configured
-    return [LanguageModel(c.llm_model, "platform", True)] if c.llm_base_url and c.llm_model else []
+    """The language models the workspace may use: the platform's, when an endpoint is configured,
+    then its llm integrations' oldest first. The default is the one its requests use: the newest
+    integration's, else the platform's (models.integrations.llm.endpoint_for). One statement."""
+    found = llm.models_for(workspace_id)
+    default = len(found) - 1
+    return [LanguageModel(m.model, m.source, i == default, m.integration_id) for i, m in enumerate(found)]
 
 
 def list_models(*, workspace_id: str, limit: int, offset: int) -> Page:

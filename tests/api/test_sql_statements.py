@@ -543,8 +543,11 @@ def test_exports_and_models_cost_the_same_whatever_their_number(platform, statem
     assert len(count(platform, statements, f"/api/v2/exports?{ws}&limit=50", owner)) == admission() + 1
     export_id = factories.export(owner)
     assert len(count(platform, statements, f"/api/v2/exports/{export_id}?{ws}", owner)) == admission() + 1
-    # The models are read from the installation and the settings: no statement past admission.
-    assert len(count(platform, statements, f"/api/v2/models?{ws}", owner)) == admission()
+    # The speech models are read from the installation, the language models from the settings and
+    # the workspace's llm integrations in one statement, whatever their number.
+    for n in range(exports):
+        factories.integration(owner, kind="llm", base_url="https://llm.example.com/v1", model=f"m{n}")
+    assert len(count(platform, statements, f"/api/v2/models?{ws}", owner)) == admission() + 1
 
 
 # --- the vocabulary ------------------------------------------------------------------------------
