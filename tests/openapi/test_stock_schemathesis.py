@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -168,6 +169,23 @@ REFUSED_WITHOUT_THEIR_SECRET = {"POST /auth/sign-in", "POST /auth/sign-in/mfa", 
                                 "POST /auth/sign-in/mfa-confirm", "POST /web-calls/redeem"}
 
 
+# A 404 for an id the request's body names (``entityId: no workflow … in this workspace.``: ids
+# of other workspaces are not found, wherever they are given) that schemathesis, having just
+# created the resource of the path, reports as that resource gone missing (ST302). Its report
+# holds no response, so each such failure is read from the printed one and allowed only when the
+# 404 names a field of the body, not the resource the path created.
+_CREATED_NOT_FOUND = re.compile(r"ST302 Created resource not found.*?\[404\] Not Found:\s*`(\{.*?\})`", re.S)
+_A_BODY_FIELD_NOT_FOUND = re.compile(r"^[a-z][A-Za-z]*(\[\d+\])?: no ")
+
+
+def st302_about_body_ids(output: str, summary: dict) -> bool:
+    """Whether every ST302 of the run is a 404 that names an id of the request's body."""
+    reported = sum(f.get("count", 1) for f in summary["failures"] if f["code"] == "ST302")
+    bodies = [json.loads(body) for body in _CREATED_NOT_FOUND.findall(output)]
+    return (len(bodies) >= reported
+            and all(_A_BODY_FIELD_NOT_FOUND.match(body["data"]["message"]) for body in bodies))
+
+
 def ci_key(server_url: str, owner: dict) -> str:
     headers = {"Authorization": f"Bearer {owner['token']}"}
     catalog = httpx.get(server_url + "/api/v2/permissions", headers=headers, timeout=30)
@@ -208,7 +226,8 @@ def test_a_stock_schemathesis_run_with_a_key_and_a_workspace_finds_nothing_else(
     assert summary["complete"] and summary["errors"] == [], output
     assert summary["operations"]["tested"] == len(operations()), output
     refused = {op for failure in summary["failures"] if failure["code"] == "ST202" for op in failure["operations"]}
-    others = [failure for failure in summary["failures"] if failure["code"] != "ST202"]
+    allowed = {"ST202", "ST302"} if st302_about_body_ids(run.stdout, summary) else {"ST202"}
+    others = [failure for failure in summary["failures"] if failure["code"] not in allowed]
     assert others == [], output
     assert refused <= set(REFUSED_BY_RULES_NO_SCHEMA_STATES), (sorted(refused - set(REFUSED_BY_RULES_NO_SCHEMA_STATES)),
                                                                output)
