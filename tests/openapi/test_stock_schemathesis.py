@@ -150,6 +150,7 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
     "PATCH /custom/abbreviations/{abbreviationId}": "spoken forms with a letter or digit (of any script) once trimmed",
     "POST /speech-filter/preview": "phoneRegion a region with a numbering plan (libphonenumber's); words with a "
                                    "letter or digit once trimmed",
+    "GET /knowledge-bases/{knowledgeBaseId}/search": "q with a letter or digit (of any script) to search for",
 })
 # Signing in needs a user's password, and its second step a challenge a sign-in gave; a web-call
 # token is for an agent of the workspace that has a live version, or a version of that agent.
