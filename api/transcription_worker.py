@@ -1,18 +1,25 @@
-"""Threads of an API process that transcribe uploaded call recordings (models.calls.transcription).
+"""Threads of an API process that transcribe uploaded call recordings (models.calls.transcription)
+and, on demand, audio library files (models.audio.transcription): two kinds of leased job, one pool.
 
-Each thread claims a due job, transcribes the call's file with the project's own engine (the stt
-package, in this process: no hop through the speech server, whose upload limits are for clients),
-and stores the transcript with word timings on the call. While it works, a timer renews the job's
-lease, so no other process takes it; if this process dies, the lease runs out and another does.
-A file the engine cannot decode fails at once with the engine's reason; any other fault is
-retried (models.calls.transcription.MAX_ATTEMPTS). The model loads on the first job, not at start-up.
+Each thread claims a due job of either kind, the kind it tries first alternating from one claim to
+the next (a queue of recordings never keeps an audio file waiting for long, nor the other way
+round), transcribes the file with the project's own engine (the stt package, in this process: no
+hop through the speech server, whose upload limits are for clients), and stores the transcript
+with word timings. While it works, a timer renews the job's lease, so no other process takes it;
+if this process dies, the lease runs out and another does. A file the engine cannot decode fails
+at once with the engine's reason; any other fault is retried (MAX_ATTEMPTS of its kind). The model
+loads on the first job, not at start-up.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
+from types import ModuleType
+from typing import NamedTuple
 
 from core.settings import Settings
+from models.audio import transcription as audio_transcription
 from models.calls import transcription
 from models.kernel.db import session
 
@@ -21,6 +28,28 @@ from .claiming_threads import ClaimingThreads, HeldLease
 log = logging.getLogger("api.transcription")
 # How often an idle thread looks for a job.
 POLL_S = 1.0
+
+
+class Kind(NamedTuple):
+    """A kind of transcription job: the module of its steps (claim, renew, complete, release,
+    fail), what a log line calls one of its jobs, and what its failures say of its file."""
+    jobs: ModuleType
+    name: str  # a log line's "call <id>", "audio file <id>"
+    key: str  # the Claimed field that names the job
+    noun: str  # "The recording could not be transcribed: ..."
+    missing: str  # the engine's reason when the claim found no file to read
+
+
+RECORDINGS = Kind(transcription, "call", "call_id", "recording", "the call has no recording file")
+AUDIO_FILES = Kind(audio_transcription, "audio file", "audio_id", "audio file", "the audio file was deleted")
+KINDS = (RECORDINGS, AUDIO_FILES)
+
+
+class Job(NamedTuple):
+    kind: Kind
+    claimed: NamedTuple  # the kind's Claimed
+
+
 # The longest recording transcribed: a call of four hours. The file is decoded and transcribed
 # about 30 s at a time (stt.passes), so its length bounds the time a job takes, not its memory.
 MAX_RECORDING_SECONDS = 4 * 3600.0
@@ -32,9 +61,15 @@ class TranscriptionWorkers(ClaimingThreads):
         self.settings = settings
         self._engine = None
         self._engine_lock = threading.Lock()
+        self._turns = itertools.count()  # next() is atomic: threads share the alternation
 
-    def claim(self) -> transcription.Claimed | None:
-        return transcription.claim(self.settings.transcription_lease_s)
+    def claim(self) -> Job | None:
+        first = next(self._turns) % len(KINDS)
+        for kind in KINDS[first:] + KINDS[:first]:
+            claimed = kind.jobs.claim(self.settings.transcription_lease_s)
+            if claimed is not None:
+                return Job(kind, claimed)
+        return None
 
     def _transcriber(self):
         with self._engine_lock:
@@ -45,38 +80,42 @@ class TranscriptionWorkers(ClaimingThreads):
                                            instances=max(1, self.settings.transcription_workers))
             return self._engine
 
-    def work(self, job: transcription.Claimed) -> None:
+    def work(self, job: Job) -> None:
         lease_s = self.settings.transcription_lease_s
         from stt import AudioError
-        # Re-uploaded or deleted meanwhile: the renewal stops and the outcome is not stored.
-        held = HeldLease(job, lambda job: transcription.renew(job, lease_s), lease_s, log, f"call {job.call_id}")
+        kind, jobs = job.kind, job.kind.jobs
+        what = f"{kind.name} {getattr(job.claimed, kind.key)}"
+        # Re-uploaded, forced again or deleted meanwhile: the renewal stops and the outcome is not stored.
+        held = HeldLease(job.claimed, lambda claimed: jobs.renew(claimed, lease_s), lease_s, log, what)
         outcome: tuple = ()
         with held:
             try:
-                if not job.path:
-                    raise AudioError("the call has no recording file")
-                result = self._transcribe(job.path)
+                if not job.claimed.path:
+                    raise AudioError(kind.missing)
+                result = self._transcribe(job.claimed.path)
                 words = [{"word": w.word, "start": w.start, "end": w.end, "confidence": round(w.confidence, 4)}
                          for w in result.words]
-                outcome = ("done", result.text.strip(), words, result.language)
+                outcome = ("done", result.text.strip(), words, result.language, result.duration)
             except Interrupted:
                 outcome = ("interrupted",)
             except AudioError as exc:
-                outcome = ("failed", f"The recording could not be transcribed: {exc}.", False)
+                outcome = ("failed", f"The {kind.noun} could not be transcribed: {exc}.", False)
             except Exception as exc:
-                log.exception("transcribing the recording of call %s failed", job.call_id)
+                log.exception("transcribing %s failed", what)
                 outcome = ("failed", f"Transcription failed ({type(exc).__name__}).", True)
         try:
             with session():
                 if outcome[0] == "interrupted":
-                    transcription.release(held.job)
+                    jobs.release(held.job)
                 elif outcome[0] == "done":
-                    transcription.complete(held.job, text=outcome[1], words=outcome[2], language=outcome[3])
+                    done = {"text": outcome[1], "words": outcome[2], "language": outcome[3]}
+                    if kind is AUDIO_FILES:  # a call's duration is its report's
+                        done["duration_seconds"] = outcome[4]
+                    jobs.complete(held.job, **done)
                 else:
-                    transcription.fail(held.job, outcome[1], retry=outcome[2])
+                    jobs.fail(held.job, outcome[1], retry=outcome[2])
         except Exception:
-            log.exception("storing the transcription of call %s failed; its lease will run out and it is retried",
-                          job.call_id)
+            log.exception("storing the transcription of %s failed; its lease will run out and it is retried", what)
 
     def _transcribe(self, path: str):
         from stt.passes import FileTranscription

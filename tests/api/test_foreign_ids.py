@@ -212,6 +212,8 @@ class World:
                                                         secret=f"{marker}-integration-secret")
         # An audio file of the library.
         self.ids["audio"] = factories.audio_file(owner, name=f"{marker} audio")
+        # Its transcription, requested (queued: no worker runs here).
+        factories.audio_transcription(owner, self.ids["audio"])
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

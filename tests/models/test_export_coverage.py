@@ -61,3 +61,10 @@ def test_every_exclusion_names_what_exists():
     assert set(resources.EXCLUDED_TABLES) <= set(tables)
     for table, column in [*resources.EXCLUDED_COLUMNS, *resources.NOT_SECRET, *resources.PII_COLUMNS]:
         assert column in tables[table]._meta.columns, (table, column)
+
+
+def test_an_audio_files_transcript_is_exported_whole():
+    # The transcript is the workspace's data (as a call's is, in the call file); its job's
+    # bookkeeping (attempts, lease) rides along as a recording's job does.
+    resource = next(r for r in resources.exported() if r.name == "audio_transcription")
+    assert {"text", "words", "language", "status", "error", "audio_id"} <= {f.column_name for f in resource.columns()}

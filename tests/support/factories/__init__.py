@@ -2,7 +2,7 @@
 a session of its own on whatever database the models are bound to; a test reads them as
 ``factories.workspace(...)``, ``factories.agent(...)``, whichever domain they come from."""
 from tests.support.factories.assertions import assertion, assignment, suite
-from tests.support.factories.audio import audio_file
+from tests.support.factories.audio import audio_file, audio_transcription
 from tests.support.factories.call_access import share_link, web_call_token
 from tests.support.factories.call_records import csv_body, import_row, ndjson_body
 from tests.support.factories.calls import call, insight, report
@@ -40,3 +40,4 @@ __all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "ass
            "save_versions", "schedule", "set_contact_state", "set_run", "share_link", "simulate", "simulation",
            "suite", "suppressed", "web_call_token", "webhook_subscription", "widget", "workflow", "workspace"]
 __all__ += ["speech_filter", "term"]
+__all__ += ["audio_transcription"]

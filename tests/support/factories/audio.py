@@ -1,5 +1,5 @@
 """Audio library files, made through the domain as the upload makes them (the file written,
-probed with PyAV and named in its row)."""
+probed with PyAV and named in its row), and their transcriptions requested as the API requests them."""
 from __future__ import annotations
 
 import itertools
@@ -26,3 +26,11 @@ def audio_file(actor: Actor, fixture: str = "jfk.wav", content_type: str = "audi
         return library.create_audio(principal(actor), workspace_id=actor.workspace_id,
                                     name=name or f"Audio {next(_names)}", kind=kind, path=final,
                                     content_type=content_type, size=final.stat().st_size, probed=probed).id
+
+
+def audio_transcription(actor: Actor, audio_id: str, force: bool = False) -> str:
+    """The file's transcription requested (queued, unless one is under way or has succeeded); its status."""
+    from models.audio import transcription
+    with session():
+        return transcription.request_transcription(principal(actor), workspace_id=actor.workspace_id,
+                                                   audio_id=audio_id, force=force).transcription.status
