@@ -61,3 +61,11 @@ def test_every_exclusion_names_what_exists():
     assert set(resources.EXCLUDED_TABLES) <= set(tables)
     for table, column in [*resources.EXCLUDED_COLUMNS, *resources.NOT_SECRET, *resources.PII_COLUMNS]:
         assert column in tables[table]._meta.columns, (table, column)
+
+
+def test_syncs_are_exported_whole():
+    # The workspace's history of pushes to its runtimes: no secret in it (the bearer is the
+    # integration's, which the integration file leaves out), the runtime's answer included.
+    [sync] = [r for r in resources.exported() if r.name == "config_sync"]
+    assert {f.column_name for f in sync.columns()} >= {"entity_id", "version_id", "integration_id", "status",
+                                                        "response_body", "error"}
