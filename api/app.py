@@ -74,6 +74,7 @@ from .served_contract import ServedContractMiddleware
 from .static_paths import StaticPathMethods
 from .transcription_worker import TranscriptionWorkers
 from .validation import BodyValidators, JSONBodyValidator, NamedParameterValidator, ValidationMiddleware
+from .sync_worker import SyncWorkers
 from .webhook_worker import WebhookWorkers
 
 # Every path parameter routes as text, whatever its type: connexion's typed route converters would
@@ -188,7 +189,8 @@ def _lifespan(settings: Settings):
         # (see Settings.handler_threads).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads()
         workers = [TranscriptionWorkers(settings), WebhookWorkers(settings), RetentionWorker(settings),
-                   OptimizationWorkers(settings), SimulationWorkers(settings), ExportWorkers(settings)]
+                   OptimizationWorkers(settings), SimulationWorkers(settings), ExportWorkers(settings),
+                   SyncWorkers(settings)]
         for group in workers:
             group.start()
         try:

@@ -1,7 +1,8 @@
 """Threads of an API process that generate optimization runs' solutions (models.optimization.generation).
 
 Each thread claims a due run. A built-in run's configuration and feedback are read, the
-chat-completions endpoint is asked (no database connection held while it thinks), and the answer
+workspace's endpoint is asked (its llm integration, else LLM_BASE_URL: models.integrations.llm; no
+database connection held while it thinks), and the answer
 is checked and stored; while the endpoint thinks, a timer renews the run's lease, so no other
 process takes it; if this process dies, the lease runs out and another takes the run again. An
 endpoint that fails (unreachable, timeout, 429, a malformed answer) fails the attempt, retried after
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from core.settings import Settings
+from models.integrations import llm
 from models.kernel.chat_completions import ChatCompletionError
 from models.kernel.db import session
 from models.kernel.leases import backoff_s
@@ -48,7 +50,9 @@ class OptimizationWorkers(ClaimingThreads):
                 if job.attempt > generation.MAX_ATTEMPTS:
                     generation.interrupted(job)
                     return
-                if not settings.llm_base_url:
+                # The workspace's llm integration, else LLM_BASE_URL (models.integrations.llm).
+                endpoint = llm.endpoint_for(job.workspace_id)
+                if endpoint is None:
                     generation.fail(job, runs.NO_ENDPOINT, retry=False)
                     return
                 asked = generation.inputs(job)
@@ -58,8 +62,6 @@ class OptimizationWorkers(ClaimingThreads):
         # Deleted or finished meanwhile: the renewal stops and the outcome is not stored.
         held = HeldLease(job, lambda job: generation.renew(job, settings.optimization_lease_s),
                          settings.optimization_lease_s, log, f"optimization run {job.run_id}")
-        endpoint = optimizer.Endpoint(settings.llm_base_url, settings.llm_api_key, settings.llm_model,
-                                      settings.llm_timeout_s)
         failure: tuple | None = None
         proposals: list = []
         with held:

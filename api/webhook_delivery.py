@@ -28,6 +28,9 @@ from models.webhooks.outbox import RESPONSE_KEEP_BYTES, Outcome
 
 CONNECT_TIMEOUT_S = 5.0
 USER_AGENT = "voice-agent-backend-webhooks/1"
+# How an error of ``exchange`` begins when the address rules refused the host: nothing was sent,
+# and sending again would be refused again.
+NOT_SENT = "Not sent: "
 
 
 def signed_request(event_id: str, payload: dict, secrets: list[str], sent_at: datetime) -> tuple[bytes, dict]:
@@ -77,7 +80,7 @@ def exchange(method: str, url: str, headers: dict, body: bytes | None, *, timeou
                         break
                 kept = _text(bytes(received[:RESPONSE_KEEP_BYTES]))
     except addresses.Refused as exc:
-        error = f"Not sent: {exc}"
+        error = f"{NOT_SENT}{exc}"
     except Expired:
         error = f"No complete answer within {timeout_s:g} s."
     except httpcore.ConnectTimeout:

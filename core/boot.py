@@ -40,8 +40,7 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
                                if settings.llm_base_url else None)
     simulations.configure(simulations.Prices(settings.llm_input_cost_per_million,
                                              settings.llm_output_cost_per_million))
-    optimization_runs.configure(endpoint_configured=bool(settings.llm_base_url),
-                                external_timeout_s=settings.external_optimizer_timeout_s)
+    optimization_runs.configure(external_timeout_s=settings.external_optimizer_timeout_s)
     open_database(settings.database_url, settings.data_dir, settings.db_pool_size, settings.db_pool_timeout_s)
     if migrate_schema:
         with session():

@@ -159,6 +159,9 @@ class Settings:
     export_workers: int = 1
     export_lease_s: float = 60.0
     export_ttl_s: float = 7 * 24 * 3600.0
+    # Threads per API process that push agent and workflow configurations to runtimes (0: none in
+    # this process); an attempt's time and the retries' backoff are the outbound webhooks'.
+    sync_workers: int = 1
 
     def handler_threads(self) -> int:
         """How many worker threads of one API process run handlers marked ``x-in-thread`` (those

@@ -314,7 +314,8 @@ def make_settings(database_url: str, tmp_path, **overrides):
     from core.settings import Settings
     return Settings(database_url=database_url, data_dir=str(tmp_path),
                     **{"transcription_workers": 0, "webhook_workers": 0, "retention_interval_s": 0,
-                       "optimization_workers": 0, "simulation_workers": 0, "export_workers": 0, **overrides})
+                       "optimization_workers": 0, "simulation_workers": 0, "export_workers": 0,
+                       "sync_workers": 0, **overrides})
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from peewee import EXCLUDED, fn
 from models.configs.tables import Agent
 from models.feedback.tables import Feedback
 from models.identity.principal import Principal
+from models.integrations import llm
 from models.kernel.db import database, utcnow
 from models.kernel.errors import Conflict, InvalidInput, NotFound
 from models.kernel.sql import Prepared, like, like_pattern
@@ -36,8 +37,9 @@ MOVES = {"generating": ("pendingReview", "failed"), "pendingReview": ("completed
 OPTIMIZERS = ("builtin", "external")
 MAX_FEEDBACK = 100
 INSTRUCTIONS_MAX_CHARS = 2000
-NO_ENDPOINT = ("No language model endpoint is configured (LLM_BASE_URL): the built-in optimizer cannot run. "
-               "Set LLM_BASE_URL (and LLM_API_KEY, LLM_MODEL), or start the run with optimizer external.")
+NO_ENDPOINT = ("No language model endpoint is configured (LLM_BASE_URL) and the workspace has no llm integration: "
+               "the built-in optimizer cannot run. Set LLM_BASE_URL (and LLM_API_KEY, LLM_MODEL), add an llm "
+               "integration to the workspace, or start the run with optimizer external.")
 # Each sort's columns, the last ones breaking ties so that an index holds the whole order.
 SORTS = {"createdAt": (OptimizationRun.created_at, OptimizationRun.id),
          "status": (OptimizationRun.status, OptimizationRun.created_at, OptimizationRun.id),
@@ -82,15 +84,14 @@ def _with_agent(query, workspace_id: str):
 
 # --- settings -----------------------------------------------------------------------------------
 
-_endpoint_configured = False
 _external_timeout_s = 3600.0
 
 
-def configure(*, endpoint_configured: bool, external_timeout_s: float) -> None:
-    """Whether a chat-completions endpoint is configured (LLM_BASE_URL), and how long an external
-    optimizer's run may stay generating (EXTERNAL_OPTIMIZER_TIMEOUT_S)."""
-    global _endpoint_configured, _external_timeout_s
-    _endpoint_configured, _external_timeout_s = endpoint_configured, external_timeout_s
+def configure(*, external_timeout_s: float) -> None:
+    """How long an external optimizer's run may stay generating (EXTERNAL_OPTIMIZER_TIMEOUT_S). The
+    endpoint the built-in one asks is the workspace's (models.integrations.llm), looked up per run."""
+    global _external_timeout_s
+    _external_timeout_s = external_timeout_s
 
 
 # --- the tally ----------------------------------------------------------------------------------
@@ -157,7 +158,9 @@ def create(principal: Principal, *, workspace_id: str, agent_id: str, feedback_i
         raise NotFound(f"No agent {agent_id} in this workspace.")
     ids = _feedback_of(workspace_id, agent_id, feedback_ids)
     now = utcnow()
-    fails_now = optimizer == "builtin" and not _endpoint_configured
+    # The workspace's own llm integration, else the platform's LLM_BASE_URL, as chat sessions and
+    # simulations resolve theirs; the worker resolves it again when it asks.
+    fails_now = optimizer == "builtin" and llm.endpoint_for(workspace_id) is None
     with database.atomic():
         run = OptimizationRun.create(
             workspace=workspace_id, agent_id=agent_id, status="failed" if fails_now else "generating",

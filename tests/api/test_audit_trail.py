@@ -427,6 +427,9 @@ def _conversation(platform, actor, *, failing: bool) -> dict:
 
 
 PREPARED_FIELDS.update({"createSimulation": _agent_field, "runSuite": _agent_field})
+# A sync names a runtime integration of the workspace (the example's id is no workspace's).
+PREPARED_FIELDS.update({op: lambda platform, actor: {"integrationId": factories.runtime(actor)}
+                        for op in ("createAgentSync", "createWorkflowSync")})
 PREPARED_OVERRIDES.update({
     "deleteSimulation": _finished_simulation,
     "postSimulationVerdicts": lambda platform, actor: _conversation(platform, actor, failing=False),

@@ -59,6 +59,8 @@ ID_KINDS.update({"exportId": "export"})
 ID_KINDS.update({"integrationId": "integration"})
 # The audio library: a workspace's audio file.
 ID_KINDS.update({"audioId": "audio"})
+# Syncs: an agent's configuration pushed to a runtime integration.
+ID_KINDS.update({"syncId": "sync"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -214,6 +216,8 @@ class World:
         self.ids["audio"] = factories.audio_file(owner, name=f"{marker} audio")
         # Its transcription, requested (queued: no worker runs here).
         factories.audio_transcription(owner, self.ids["audio"])
+        # A sync of the agent to a runtime integration, its name marked.
+        self.ids["sync"] = factories.sync(owner, agent, factories.runtime(owner, name=f"{marker} runtime"))
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

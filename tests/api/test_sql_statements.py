@@ -585,3 +585,20 @@ def test_a_page_of_audio_files_costs_the_same_whatever_its_size_and_kind(platfor
     # A page with its total in one statement, of one kind or of all.
     for path in (f"/audio?{ws}&limit=50", f"/audio?{ws}&kind=hold-music"):
         assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+
+# --- syncs to a runtime --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [1, 15])
+def test_a_page_of_syncs_costs_the_same_whatever_its_size_and_status(platform, statements, rows):
+    owner = platform.workspace()
+    agent_id = factories.agent(owner)
+    runtime_id = factories.runtime(owner)
+    sync_ids = [factories.sync(owner, agent_id, runtime_id) for _ in range(rows)]
+    ws = f"workspaceId={owner.workspace_id}"
+    # A page with its total in one statement, of one status or all; one sync in one.
+    for path in (f"/agents/{agent_id}/syncs?{ws}&limit=50", f"/agents/{agent_id}/syncs?{ws}&status=queued",
+                 f"/agents/{agent_id}/syncs/{sync_ids[0]}?{ws}"):
+        assert len(count(platform, statements, "/api/v2" + path, owner)) == admission() + 1, path
+    # An empty page asks whether the agent exists.
+    path = f"/api/v2/agents/{agent_id}/syncs?{ws}&status=failed"
+    assert len(count(platform, statements, path, owner)) == admission() + 2

@@ -387,3 +387,43 @@ def test_an_agent_with_a_run_at_work_cannot_be_deleted_until_the_run_is_over(wor
     # The runs outlive their agent, its name gone.
     run = api("GET", f"/solutions/runs/{generating}")["run"]
     assert run["agentId"] == agent and run["agentName"] is None
+
+
+@pytest.mark.parametrize("settings_overrides", [{"webhook_allow_http": True, "webhook_allow_private_addresses": True}])
+def test_a_workspace_llm_integration_runs_the_builtin_optimizer_without_llm_base_url(platform, llm):
+    """No LLM_BASE_URL: the workspace's own llm integration is asked, with its key and model, as
+    chat sessions and simulations ask it; a workspace without one still fails at once, clearly."""
+    api = Api(platform, platform.workspace())
+    agent = factories.agent(api.actor, "Booker", config={"prompt": PROMPT})
+    feedback = factories.feedback(api.actor, "The agent did not confirm the booking", agent_id=agent)
+    factories.integration(api.actor, kind="llm", base_url=llm.base_url, model="workspace-model",
+                          secret="sk-workspace-key-1234")
+    llm.answer({"solutions": [factories.proposal([feedback], new_value=PROMPT + " Confirm the booking.")]})
+    run = api("POST", "/solutions/runs", json={"agentId": agent})["run"]
+    assert run["status"] == "generating" and run["error"] is None
+    assert factories.generate() == 1  # the worker's settings hold no llm_base_url
+    run = api("GET", f"/solutions/runs/{run['id']}")["run"]
+    assert (run["status"], run["solutionCount"], run["error"]) == ("pendingReview", 1, None)
+    [asked] = llm.requests
+    assert asked["authorization"] == "Bearer sk-workspace-key-1234" and asked["body"]["model"] == "workspace-model"
+
+    other = Api(platform, platform.workspace())
+    other_agent = factories.agent(other.actor)
+    factories.feedback(other.actor, "Too slow", agent_id=other_agent)
+    failed = other("POST", "/solutions/runs", json={"agentId": other_agent})["run"]
+    assert failed["status"] == "failed" and "add an llm integration to the workspace" in failed["error"]
+
+
+@pytest.mark.parametrize("settings_overrides", [{"webhook_allow_http": True, "webhook_allow_private_addresses": True}])
+def test_a_run_whose_llm_integration_is_deleted_before_the_worker_asks_fails_clearly(platform, llm):
+    api = Api(platform, platform.workspace())
+    agent = factories.agent(api.actor, "Booker", config={"prompt": PROMPT})
+    factories.feedback(api.actor, "Too chatty", agent_id=agent)
+    integration = factories.integration(api.actor, kind="llm", base_url=llm.base_url, model="m",
+                                        secret="sk-workspace-key-1234")
+    run = api("POST", "/solutions/runs", json={"agentId": agent})["run"]
+    api("DELETE", f"/integrations/{integration}")
+    factories.generate()
+    failed = api("GET", f"/solutions/runs/{run['id']}")["run"]
+    assert failed["status"] == "failed" and failed["error"].startswith("No language model endpoint is configured")
+    assert llm.requests == []

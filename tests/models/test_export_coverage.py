@@ -68,3 +68,11 @@ def test_an_audio_files_transcript_is_exported_whole():
     # bookkeeping (attempts, lease) rides along as a recording's job does.
     resource = next(r for r in resources.exported() if r.name == "audio_transcription")
     assert {"text", "words", "language", "status", "error", "audio_id"} <= {f.column_name for f in resource.columns()}
+
+
+def test_syncs_are_exported_whole():
+    # The workspace's history of pushes to its runtimes: no secret in it (the bearer is the
+    # integration's, which the integration file leaves out), the runtime's answer included.
+    [sync] = [r for r in resources.exported() if r.name == "config_sync"]
+    assert {f.column_name for f in sync.columns()} >= {"entity_id", "version_id", "integration_id", "status",
+                                                        "response_body", "error"}

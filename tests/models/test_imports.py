@@ -13,7 +13,8 @@ from models.kernel.db import BaseModel
 MODELS_DIR = Path(models.__file__).parent
 DOMAINS = ("kernel", "identity", "configs", "calls", "webhooks", "billing", "audit", "telephony", "campaigns",
            "feedback", "reviews", "optimization", "conversations", "simulations", "personas", "assertions",
-           "chat", "call_access", "live_calls", "dashboards", "exports", "catalog", "speech", "integrations", "knowledge", "audio")
+           "chat", "call_access", "live_calls", "dashboards", "exports", "catalog", "speech", "integrations", "knowledge", "audio",
+           "syncs")
 
 
 def _modules() -> dict[str, Path]:

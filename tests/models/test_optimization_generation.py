@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import pytest
 
+from models.kernel import chat_completions
 from models.kernel.db import session, utcnow
 from models.kernel.errors import InvalidInput
 from models.optimization import changes, generation, runs
@@ -61,6 +62,8 @@ def test_an_endpoint_that_cannot_be_reached_fails_the_run_after_its_attempts(wor
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         nowhere = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+    # The platform's endpoint (LLM_BASE_URL), which the worker resolves for a workspace without its own.
+    chat_completions.configure(chat_completions.Endpoint(nowhere, KEY, "gpt-4o-mini", 60.0))
     assert generate(nowhere) == generation.MAX_ATTEMPTS
     run = row(owner, run_id)
     assert (run.status, run.attempts, run.solution_count) == ("failed", 3, 0)
@@ -76,6 +79,7 @@ def test_a_refused_key_fails_the_run_at_once_without_the_key(world, llm):
     assert run.status == "failed" and "refused the API key (401)" in run.error and KEY not in run.error
 
 
+@pytest.mark.parametrize("settings_overrides", [{"llm_timeout_s": 0.2}], indirect=True)
 @pytest.mark.parametrize("script, says", [
     (lambda llm: llm.slow(1.5, {"solutions": []}), "did not answer within 0.2 s"),
     (lambda llm: llm.garbage(), "not a chat completion"),

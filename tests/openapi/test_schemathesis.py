@@ -104,7 +104,7 @@ def test_schemathesis_finds_no_failures(conversing_server, tmp_path):
            "PYTHONPATH": str(ROOT), "TEST_AGENT_ID": caller["agentId"],
            "TEST_CALLER_NUMBER_ID": caller["id"], "TEST_CALLER_NUMBER": caller["number"],
            "TEST_CALL_ID": caller["callId"], "TEST_PERSONA_ID": caller["personaId"],
-           "TEST_VERSION_ID": caller["versionId"]}
+           "TEST_VERSION_ID": caller["versionId"], "TEST_RUNTIME_ID": caller["runtimeId"]}
     # Deleting a workspace is tried on one of its own: renamed to an example by updateWorkspace, the
     # bootstrapped workspace would be deleted by the example confirmName, and every later request fail.
     summary, output = schemathesis(live_server, env, tmp_path, "generated", "examples,coverage,fuzzing",
@@ -203,10 +203,16 @@ def prepare_caller(live_server, owner) -> dict:
         # The version live calls register with.
         versions = client.get(f"/versions/agent/{agent_id}")
         assert versions.status_code == 200, versions.text
+        # The runtime integration syncs push to (its host does not resolve here: they fail, retried).
+        runtime = client.post("/integrations", json={"kind": "runtime", "name": "Prepared runtime",
+                                                     "baseUrl": "https://runtime.example.com/configs",
+                                                     "secret": "runtime-secret-0123"})
+        assert runtime.status_code == 200, runtime.text
     open_feedback(live_server, owner, agent_id, call_id)
     return {**number.json()["data"]["result"]["phoneNumber"], "agentId": agent_id, "callId": call_id,
             "personaId": persona.json()["data"]["result"]["persona"]["id"],
-            "versionId": versions.json()["data"]["result"]["versions"][0]["id"]}
+            "versionId": versions.json()["data"]["result"]["versions"][0]["id"],
+            "runtimeId": runtime.json()["data"]["result"]["integration"]["id"]}
 
 
 def open_feedback(live_server, owner, agent_id: str, call_id: str | None = None) -> str:

@@ -28,6 +28,7 @@ from tests.support.factories.personas import persona
 from tests.support.factories.reviews import done_review, feedback_reference, review
 from tests.support.factories.simulations import simulate, simulation
 from tests.support.factories.speech import speech_filter, term
+from tests.support.factories.syncs import run_syncs, runtime, sync
 from tests.support.factories.telephony import phone_alias, phone_number, schedule, suppressed
 from tests.support.factories.webhooks import webhook_subscription
 
@@ -41,3 +42,4 @@ __all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "ass
            "suite", "suppressed", "web_call_token", "webhook_subscription", "widget", "workflow", "workspace"]
 __all__ += ["speech_filter", "term"]
 __all__ += ["audio_transcription"]
+__all__ += ["run_syncs", "runtime", "sync"]
