@@ -1,8 +1,8 @@
 """An audio file's transcript by the project's own engine, on demand: requestAudioTranscription,
 getAudioTranscription.
 
-A request answers at once: 202 with the run queued or under way, 200 with a finished one it
-answers as it is (models.audio.transcription); the transcription workers make it meanwhile.
+A request answers at once (200, as every success does, like an export's start): the run queued or
+under way, or a finished one as it is (models.audio.transcription); the workers make it meanwhile.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def request_audio_transcription(workspaceId: str, audioId: str, principal, force
                                                     force=force)
     shaped = {"transcription": transcription_shape(requested.transcription)}
     if requested.queued:
-        return ok(shaped, f"Transcription {requested.transcription.status}", 202)
+        return ok(shaped, f"Transcription {requested.transcription.status}")
     return ok(shaped, f"Transcription already {requested.transcription.status}")
 
 

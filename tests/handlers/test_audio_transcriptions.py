@@ -1,6 +1,6 @@
 """An audio file's transcription over HTTP, without the engine (the outcome stored as a worker
-stores it): 404 before any is requested, 202 queued and the same run answered while it is under
-way, 200 with a succeeded one unless forced, force at its boundary, another workspace's file 404,
+stores it): 404 before any is requested, queued and the same run answered while it is under
+way, a succeeded one answered unless forced, force at its boundary, another workspace's file 404,
 the transcript gone with its file, and the request audited. The engine's own run is in
 tests/api/test_audio_transcription.py."""
 from __future__ import annotations
@@ -25,7 +25,7 @@ def api(platform):
     return Api(platform, platform.workspace())
 
 
-def transcribe(api: Api, audio_id: str, expect: int = 202, **params) -> dict:
+def transcribe(api: Api, audio_id: str, expect: int = 200, **params) -> dict:
     """POST /audio/{audioId}/transcription: the transcription, or the error's data."""
     response = api.client.post(f"/api/v2/audio/{audio_id}/transcription", headers=api.actor.headers,
                                params={"workspaceId": api.actor.workspace_id, **params})

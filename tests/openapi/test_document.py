@@ -98,11 +98,9 @@ def test_operation_states_success_envelope_errors_and_examples(op):
         # A file or a stream (an export, a recording): its 200 is not an envelope; its errors are.
         assert "application/json" not in responses["200"]["content"], op.operation_id
     else:
-        # 202: work accepted and under way (an audio file's transcription), in the same envelope.
-        for status in {"200", "202"} & set(responses):
-            success = _data_schema(responses[status])
-            assert success["envelope_required"] == {"success", "data"}
-            assert {"message", "result"} <= success["data_required"] == success["properties"]
+        success = _data_schema(responses["200"])
+        assert success["envelope_required"] == {"success", "data"}
+        assert {"message", "result"} <= success["data_required"] == success["properties"]
     for status in ENVELOPE_STATUSES:
         assert status in responses, f"{op.operation_id} lacks {status}"
     assert "Retry-After" in responses["429"]["headers"] and "Retry-After" in responses["503"]["headers"]
@@ -111,7 +109,7 @@ def test_operation_states_success_envelope_errors_and_examples(op):
         assert permission in CATALOG and "403" in responses
         assert permission in op.spec["description"]
     for status, response in responses.items():
-        if status not in ("200", "202", "206"):  # 206: a part of a file
+        if status not in ("200", "206"):  # 206: a part of a file
             schema = response["content"]["application/json"]["schema"]
             assert set(schema["properties"]["data"]["required"]) == {"message", "code"} and schema["properties"]["success"]["enum"] == [False]
     for parameter in op.parameters:
