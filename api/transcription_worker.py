@@ -63,6 +63,12 @@ class TranscriptionWorkers(ClaimingThreads):
         self._engine_lock = threading.Lock()
         self._turns = itertools.count()  # next() is atomic: threads share the alternation
 
+    def stop(self, wait_s: float | None = None) -> None:
+        # A thread stops after the piece under way (at most 30 s of audio), which takes a few
+        # seconds, longer on a busy host: wait for it up to the shutdown timeout, since a process
+        # that exits while the engine runs is aborted and leaves its job to the lease's expiry.
+        super().stop(self.settings.shutdown_timeout_s if wait_s is None else wait_s)
+
     def claim(self) -> Job | None:
         first = next(self._turns) % len(KINDS)
         for kind in KINDS[first:] + KINDS[:first]:
