@@ -271,6 +271,13 @@ def clear_capped_resources(live_server, owner, keep: tuple[str, ...]) -> None:
         for role in client.get("/roles", params={"limit": 100}).json()["data"]["result"]["roles"]:
             if not role["builtIn"]:
                 assert client.delete(f"/roles/{role['id']}").status_code in (200, 409)
+        # A workspace's llm integration takes the place of the platform's endpoint (the local one that
+        # answers the walks' chats and simulations): those the earlier phases made, at example
+        # addresses that answer nothing here, go.
+        while ids := [i["id"] for i in client.get("/integrations", params={"limit": 100, "kind": "llm"}).json()
+                      ["data"]["result"]["integrations"]]:
+            for integration_id in ids:
+                assert client.delete(f"/integrations/{integration_id}").status_code == 200
         # Schedules: names unique per workspace, which the walks generate again. (One a campaign uses stays.)
         while schedules := client.get("/schedules", params={"limit": 100}).json()["data"]["result"]["schedules"]:
             statuses = [client.delete(f"/schedules/{s['id']}").status_code for s in schedules]
