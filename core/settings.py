@@ -159,6 +159,9 @@ class Settings:
     export_workers: int = 1
     export_lease_s: float = 60.0
     export_ttl_s: float = 7 * 24 * 3600.0
+    # Knowledge documents: the largest file uploaded or fetched from a URL (413 past it); a fetch
+    # goes under the outbound webhooks' address rules and WEBHOOK_TIMEOUT_S.
+    kb_max_document_bytes: int = 10 * 1024 * 1024
 
     def handler_threads(self) -> int:
         """How many worker threads of one API process run handlers marked ``x-in-thread`` (those
