@@ -109,7 +109,8 @@ def test_a_pdf_and_a_text_are_titled_by_the_documents_name(api):
     assert (pdf["contentType"], pdf["articleCount"], txt["contentType"], txt["articleCount"]) == (
         "application/pdf", 1, "text/plain", 1)
     (pdf_title, pdf_body), (txt_title, txt_body) = articles(api, kb)
-    assert pdf_title == "Policies" and "Refunds are paid back to the card" in pdf_body and "Tracking numbers" in pdf_body
+    assert pdf_title == "Policies"
+    assert "Refunds are paid back to the card" in pdf_body and "Tracking numbers" in pdf_body
     assert (txt_title, txt_body) == ("Notes", TXT.decode().strip())
     hits = api("GET", f"/knowledge-bases/{kb}/search", q="parcels")["results"]
     assert {r["title"] for r in hits} == {"Policies", "Notes"}
@@ -208,7 +209,8 @@ def test_a_fetched_document_is_synced_again_only_when_it_changed(api, server):
     url = url_of(server, "/help/refund%20policy.md")
     server.script = [Answer(body=MD, headers={"Content-Type": "text/markdown; charset=utf-8"}),
                      Answer(body=MD, headers={"Content-Type": "text/markdown"}),
-                     Answer(body=b"# Refunds\n\nRefunds now take three days.\n", headers={"Content-Type": "text/plain"})]
+                     Answer(body=b"# Refunds\n\nRefunds now take three days.\n",
+                            headers={"Content-Type": "text/plain"})]
     first = api("POST", f"/knowledge-bases/{kb}/documents/sync", json={"url": url})
     made = first["document"]
     assert first["changed"] is True

@@ -61,3 +61,11 @@ def test_every_exclusion_names_what_exists():
     assert set(resources.EXCLUDED_TABLES) <= set(tables)
     for table, column in [*resources.EXCLUDED_COLUMNS, *resources.NOT_SECRET, *resources.PII_COLUMNS]:
         assert column in tables[table]._meta.columns, (table, column)
+
+
+def test_knowledge_documents_are_exported_whole_and_their_articles_name_them():
+    # The file itself is not kept; its name, source URL and content hash are the workspace's data.
+    exported = {r.name: r for r in resources.exported()}
+    columns = {f.column_name for f in exported["knowledge_document"].columns()}
+    assert {"name", "content_type", "bytes", "source_url", "content_hash", "synced_at"} <= columns
+    assert "document_id" in {f.column_name for f in exported["knowledge_article"].columns()}
