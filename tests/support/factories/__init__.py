@@ -34,7 +34,8 @@ from tests.support.factories.webhooks import webhook_subscription
 
 __all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "assignment", "audio_file", "call", "campaign", "campaign_row",
            "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "control", "csv_body",
-           "document", "done_review", "expire_tokens", "export", "feedback", "feedback_reference", "generate", "import_row", "insight",
+           "document",
+           "done_review", "expire_tokens", "export", "feedback", "feedback_reference", "generate", "import_row", "insight",
            "integration", "knowledge_base",
            "live_call", "live_version", "member", "ndjson_body", "numbers", "optimization_run", "persona",
            "phone_alias", "phone_number", "principal", "proposal", "report", "review", "run_exports", "run_solutions",
