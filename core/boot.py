@@ -8,6 +8,7 @@ from models.catalog import offered
 from models.exports import exports
 from models.kernel import chat_completions, encryption
 from models.kernel.db import open_database, session
+from models.knowledge import documents as knowledge_documents
 from models.migrations import migrate
 from models.optimization import runs as optimization_runs
 from models.simulations import simulations
@@ -29,6 +30,7 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     exports.configure(settings.data_dir, settings.export_ttl_s)
     offered.configure(offered.Configured(settings.data_dir, settings.stt_model_path, settings.stt_model_aliases))
     audio_library.configure(settings.data_dir)
+    knowledge_documents.configure(max_bytes=settings.kb_max_document_bytes, fetch_timeout_s=settings.webhook_timeout_s)
     addresses.configure(allow_http=settings.webhook_allow_http,
                                 allow_private=settings.webhook_allow_private_addresses)
     credits.configure(credits.Prices(call_minute=settings.credits_per_call_minute,

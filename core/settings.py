@@ -162,6 +162,9 @@ class Settings:
     # Threads per API process that push agent and workflow configurations to runtimes (0: none in
     # this process); an attempt's time and the retries' backoff are the outbound webhooks'.
     sync_workers: int = 1
+    # Knowledge documents: the largest file uploaded or fetched from a URL (413 past it); a fetch
+    # goes under the outbound webhooks' address rules and WEBHOOK_TIMEOUT_S.
+    kb_max_document_bytes: int = 10 * 1024 * 1024
 
     def handler_threads(self) -> int:
         """How many worker threads of one API process run handlers marked ``x-in-thread`` (those

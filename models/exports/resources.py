@@ -63,6 +63,7 @@ NOT_SECRET = {
     ("membership", "tokens_since"),  # when the member's tokens were last cut off: a time
     ("webhook_subscription", "previous_secret_expires_at"),  # when the rotated secret stops: a time
     ("integration", "secret_hint"),  # its last four characters, as every answer shows them
+    ("knowledge_document", "content_hash"),  # the SHA-256 of a document's own bytes, as every answer shows it
 }
 # Tables that are bases of others, without rows of their own.
 _BASES = ("workspace_scoped", "versioned_entity")

@@ -80,3 +80,11 @@ class UpstreamFailed(DomainError):
 class UnsupportedMediaType(DomainError):
     status = 415
     code = "unsupported_media_type"
+
+
+class UnprocessableContent(DomainError):
+    """A request well formed, of a type the operation takes, whose content cannot be used: a file
+    that holds no text, an encrypted PDF, bytes that are no document; the message says why."""
+
+    status = 422
+    code = "unprocessable_content"

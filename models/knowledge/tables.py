@@ -1,7 +1,7 @@
-"""The tables of knowledge bases and their articles (models.knowledge)."""
+"""The tables of knowledge bases, their documents and their articles (models.knowledge)."""
 from __future__ import annotations
 
-from peewee import CharField, DateTimeField, ForeignKeyField, TextField
+from peewee import BigIntegerField, CharField, DateTimeField, ForeignKeyField, TextField
 
 from models.kernel.db import new_id, utcnow
 from models.kernel.scoping import WorkspaceScoped
@@ -22,10 +22,32 @@ class KnowledgeBase(WorkspaceScoped):
         )
 
 
+class KnowledgeDocument(WorkspaceScoped):
+    """A file uploaded to a knowledge base or fetched from a URL, read into articles
+    (models.knowledge.documents); the file itself is not kept, its text is, in its articles."""
+    id = CharField(primary_key=True, default=new_id)
+    knowledge_base = ForeignKeyField(KnowledgeBase, on_delete="CASCADE", backref="+", index=False)
+    name = TextField()
+    content_type = CharField()
+    bytes = BigIntegerField()
+    source_url = TextField(null=True)
+    content_hash = CharField()  # SHA-256 of the bytes, hex: a sync replaces the articles only when it changes
+    created_by = CharField()
+    created_at = DateTimeField(default=utcnow)
+    synced_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = (
+            (("workspace", "knowledge_base", "created_at", "id"), False),  # a knowledge base's list
+        )
+
+
 class KnowledgeArticle(WorkspaceScoped):
     """A titled passage of a knowledge base; its words are indexed for search (models.knowledge.search)."""
     id = CharField(primary_key=True, default=new_id)
     knowledge_base = ForeignKeyField(KnowledgeBase, on_delete="CASCADE", backref="+", index=False)
+    # The document it was read from; None for an article written by hand.
+    document = ForeignKeyField(KnowledgeDocument, null=True, on_delete="CASCADE", backref="+")
     title = TextField()
     body = TextField()
     created_by = CharField()

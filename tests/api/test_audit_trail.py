@@ -17,6 +17,7 @@ from api.contract import Operation, operations
 from tests.support import factories
 from tests.support.factories import sign_in
 from tests.support.examples import encoded, example_request, takes_json
+from tests.support.webhook_receiver import Receiver
 
 MUTATING = [o for o in operations() if o.method != "get"]
 BY_ID = {o.operation_id: o for o in operations()}
@@ -442,4 +443,30 @@ PREPARED_OVERRIDES.update({
 @pytest.fixture
 def settings_overrides(llm):
     llm.respond(lambda body: "Chez Test, how can I help?")
-    return {"llm_base_url": llm.base_url}
+    # Knowledge documents are fetched from a local server (below): http and loopback allowed.
+    return {"llm_base_url": llm.base_url, "webhook_allow_http": True, "webhook_allow_private_addresses": True}
+
+
+# --- Knowledge documents ---------------------------------------------------------------------------
+# Fetched from a local server that answers every GET with a short text (x-audit-transaction: own).
+_document_server: Receiver | None = None
+
+
+def _document_url(platform, actor) -> dict:
+    global _document_server
+    if _document_server is None:
+        _document_server = Receiver()  # a daemon thread, for the rest of the run
+    return {"url": f"http://127.0.0.1:{_document_server.server.server_address[1]}/refunds.txt"}
+
+
+def _fetched_document(platform, actor) -> dict:
+    kb = factories.knowledge_base(actor)
+    response = platform.client.post(f"/api/v2/knowledge-bases/{kb}/documents/sync",
+                                    json=_document_url(platform, actor), params={"workspaceId": actor.workspace_id},
+                                    headers=actor.headers)
+    assert response.status_code == 200, response.text
+    return {"knowledgeBaseId": kb, "documentId": response.json()["data"]["result"]["document"]["id"]}
+
+
+PREPARED_BODIES["syncDocumentFromUrl"] = _document_url
+PREPARED_OVERRIDES["resyncDocument"] = _fetched_document

@@ -427,6 +427,18 @@ def test_pages_of_knowledge_bases_and_articles_and_a_search_cost_the_same_whatev
     assert len(count(platform, statements, search, owner)) == admission() + 2
 
 
+@pytest.mark.parametrize("rows", [1, 30])
+def test_a_page_of_documents_costs_the_same_whatever_its_size(platform, statements, rows):
+    owner = platform.workspace()
+    kb = factories.knowledge_base(owner)
+    for i in range(rows):
+        factories.document(owner, kb, f"# Part {i}\n\nOne.\n\n# Again {i}\n\nTwo.\n".encode())
+    ws = f"workspaceId={owner.workspace_id}&limit=50"
+    # The knowledge base checked, then the page with its total and each document's article count in one.
+    path = f"/api/v2/knowledge-bases/{kb}/documents?{ws}"
+    assert len(count(platform, statements, path, owner)) == admission() + 2
+
+
 # --- chat sessions ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rows", [1, 30])

@@ -76,3 +76,11 @@ def test_syncs_are_exported_whole():
     [sync] = [r for r in resources.exported() if r.name == "config_sync"]
     assert {f.column_name for f in sync.columns()} >= {"entity_id", "version_id", "integration_id", "status",
                                                         "response_body", "error"}
+
+
+def test_knowledge_documents_are_exported_whole_and_their_articles_name_them():
+    # The file itself is not kept; its name, source URL and content hash are the workspace's data.
+    exported = {r.name: r for r in resources.exported()}
+    columns = {f.column_name for f in exported["knowledge_document"].columns()}
+    assert {"name", "content_type", "bytes", "source_url", "content_hash", "synced_at"} <= columns
+    assert "document_id" in {f.column_name for f in exported["knowledge_article"].columns()}

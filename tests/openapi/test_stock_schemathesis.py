@@ -151,6 +151,14 @@ REFUSED_BY_RULES_NO_SCHEMA_STATES.update({
     "POST /speech-filter/preview": "phoneRegion a region with a numbering plan (libphonenumber's); words with a "
                                    "letter or digit once trimmed",
     "GET /knowledge-bases/{knowledgeBaseId}/search": "q with a letter or digit (of any script) to search for",
+    "POST /knowledge-bases": "a name not of spaces only",
+    "PATCH /knowledge-bases/{knowledgeBaseId}": "a name not of spaces only",
+    "POST /knowledge-bases/{knowledgeBaseId}/articles": "a title and body not of spaces only",
+    "PATCH /knowledge-bases/{knowledgeBaseId}/articles/{articleId}": "a title and body not of spaces only",
+    "POST /knowledge-bases/{knowledgeBaseId}/documents": "a file of its kind with text in it; a name not of spaces "
+                                                         "only",
+    "POST /knowledge-bases/{knowledgeBaseId}/documents/sync": "url: a host of valid labels that resolves to public "
+                                                              "addresses only",
 })
 # Signing in needs a user's password, and its second step a challenge a sign-in gave; a web-call
 # token is for an agent of the workspace that has a live version, or a version of that agent.

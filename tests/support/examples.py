@@ -17,13 +17,18 @@ def takes_json(op: Operation) -> bool:
 
 
 def body_media_type(op: Operation) -> str:
-    """The media type a body of ``op`` is sent as: its first one (an upload's is audio/wav)."""
-    return "audio/wav" if op.streams_body else next(iter(op.spec["requestBody"]["content"]))
+    """The media type a body of ``op`` is sent as: its first one (an audio upload's is audio/wav)."""
+    return "audio/wav" if _takes_audio(op) else next(iter(op.spec["requestBody"]["content"]))
+
+
+def _takes_audio(op: Operation) -> bool:
+    return op.streams_body and "audio/*" in op.spec["requestBody"]["content"]
 
 
 def example_request(op: Operation, workspace_id: str, *, largest_body: bool = False,
                     overrides: dict | None = None) -> tuple[str, dict, object]:
-    """The operation's path, query and body from the contract's examples (UPLOAD_EXAMPLE for a file), acting in
+    """The operation's path, query and body from the contract's examples (UPLOAD_EXAMPLE for an audio file, the
+    example of its first media type for another file), acting in
     ``workspace_id``; the first body example, or with ``largest_body`` the one with most fields.
     ``overrides`` replaces the examples of the parameters it names."""
     path, query, overrides = op.path, {}, overrides or {}
@@ -40,8 +45,10 @@ def example_request(op: Operation, workspace_id: str, *, largest_body: bool = Fa
         else:
             query[parameter["name"]] = str(value)
     body = None
-    if op.streams_body:
+    if _takes_audio(op):
         body = UPLOAD_EXAMPLE
+    elif op.streams_body:
+        body = op.spec["requestBody"]["content"][body_media_type(op)]["example"].encode()
     elif "requestBody" in op.spec:
         examples = [e["value"] for e in op.spec["requestBody"]["content"][body_media_type(op)]["examples"].values()]
         body = max(examples, key=lambda value: len(json.dumps(value))) if largest_body else examples[0]
@@ -49,12 +56,12 @@ def example_request(op: Operation, workspace_id: str, *, largest_body: bool = Fa
 
 
 def encoded(op: Operation, body) -> tuple[bytes | None, dict]:
-    """A body from example_request as sent: JSON, an upload's file as audio/wav, a text file (a
-    CSV) as its media type."""
+    """A body from example_request as sent: JSON, an upload's file as its media type (audio/wav for
+    audio), a text file (a CSV) as its media type."""
     if body is None:
         return None, {}
     if op.streams_body:
-        return body, {"Content-Type": "audio/wav"}
+        return body, {"Content-Type": body_media_type(op)}
     if not takes_json(op):
         return body.encode() if isinstance(body, str) else body, {"Content-Type": body_media_type(op)}
     return json.dumps(body).encode(), {"Content-Type": "application/json"}  # ASCII escapes

@@ -22,6 +22,7 @@ from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
 from tests.support.factories.integrations import integration
 from tests.support.factories.knowledge import article, knowledge_base
+from tests.support.factories.knowledge_documents import document
 from tests.support.factories.live_calls import control, live_call, live_version
 from tests.support.factories.optimization import generate, optimization_run, proposal, run_solutions, set_run
 from tests.support.factories.personas import persona
@@ -34,6 +35,7 @@ from tests.support.factories.webhooks import webhook_subscription
 
 __all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "assignment", "audio_file", "call", "campaign", "campaign_row",
            "chat_messages", "chat_session", "claimed_attempt", "comment", "contact_rows", "control", "csv_body",
+           "document",
            "done_review", "expire_tokens", "export", "feedback", "feedback_reference", "generate", "import_row", "insight",
            "integration", "knowledge_base",
            "live_call", "live_version", "member", "ndjson_body", "numbers", "optimization_run", "persona",
