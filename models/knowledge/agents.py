@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from peewee import IntegrityError, fn
+from peewee import JOIN, IntegrityError, fn
 
 from models.configs.tables import Agent
 from models.identity.principal import Principal
@@ -109,7 +109,7 @@ def attached_ids(workspace_id: str, agent_id: str) -> list[str]:
     """The ids of the agent's knowledge bases, in one statement; NotFound for an agent not of the
     workspace (an agent without any answers [])."""
     rows = (Agent.in_workspace(workspace_id, _L.knowledge_base)
-            .join(_L, on=same_workspace((_L.agent == Agent.id), _L, Agent), join_type="LEFT OUTER")
+            .join(_L, on=same_workspace((_L.agent == Agent.id), _L, Agent), join_type=JOIN.LEFT_OUTER)
             .where(Agent.id == agent_id).tuples())
     found = list(rows)
     if not found:

@@ -29,8 +29,8 @@ from models.kernel.db import database, is_postgres
 QUERY_MAX_CHARS = 1000
 MAX_TERMS = 32
 # A word in more articles than this is common; at most this many matching articles are ranked.
-COMMON_ARTICLES = 1000
-CANDIDATES = 2000
+COMMON_ARTICLES = 500
+CANDIDATES = 500
 # The tables and indexes of the search index, which no model declares (tests/models/test_migrations.py).
 INDEX_TABLES = ("knowledge_article_fts",)
 INDEX_NAMES = ("knowledge_article_search", "knowledge_article_search_vector")
