@@ -427,6 +427,17 @@ def test_pages_of_knowledge_bases_and_articles_and_a_search_cost_the_same_whatev
     assert len(count(platform, statements, search, owner)) == admission() + 2
 
 
+@pytest.mark.parametrize("rows", [1, 30])
+def test_a_page_of_an_agents_knowledge_bases_costs_the_same_whatever_its_size(platform, statements, rows):
+    owner = platform.workspace()
+    agent = factories.agent(owner)
+    for _ in range(rows):
+        factories.attachment(owner, agent, factories.knowledge_base(owner))
+    # The page with its total in one statement, the knowledge bases joined to their links.
+    path = f"/api/v2/agents/{agent}/knowledge-bases?workspaceId={owner.workspace_id}&limit=50"
+    assert len(count(platform, statements, path, owner)) == admission() + 1
+
+
 # --- chat sessions ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rows", [1, 30])

@@ -60,7 +60,7 @@ def test_retrieval_ranks_across_the_attached_knowledge_bases_only(platform):
     returns = factories.article(api.actor, shipping, "Returns", "A return is refunded once the parcel arrives back.")
     factories.article(api.actor, detached, "Refunds policy", "Refunds refunds refunds to the card.")
     for kb in (billing, shipping, detached):
-        attach(api, agent, kb)
+        factories.attachment(api.actor, agent, kb)
     api("DELETE", f"/agents/{agent}/knowledge-bases/{detached}")
     results = retrieve(api, agentId=agent, query="refund to my card")
     assert [r["articleId"] for r in results] == [refunds, returns]
@@ -75,7 +75,7 @@ def test_retrieval_ranks_across_the_attached_knowledge_bases_only(platform):
 def test_top_k_and_query_at_their_bounds_and_just_past(platform):
     api = owner(platform)
     agent, kb = factories.agent(api.actor), factories.knowledge_base(api.actor)
-    attach(api, agent, kb)
+    factories.attachment(api.actor, agent, kb)
     for n in range(22):
         factories.article(api.actor, kb, f"Refund {n}", "Refunds are paid back. " * (n + 1))
     assert len(retrieve(api, agentId=agent, query="refund")) == 5  # the default
@@ -91,7 +91,7 @@ def test_top_k_and_query_at_their_bounds_and_just_past(platform):
 def test_hostile_queries_are_words_or_a_clear_400(platform):
     api = owner(platform)
     agent, kb = factories.agent(api.actor), factories.knowledge_base(api.actor)
-    attach(api, agent, kb)
+    factories.attachment(api.actor, agent, kb)
     refunds = factories.article(api.actor, kb, "Refunds", "Refunds are paid back to the card.")
     for query in ('"refund', 'refund*', 'NEAR(refund card)', 'refund OR card', 'refund AND NOT card', "card:refund",
                   "refund) OR (", "^refund", "refund -card"):

@@ -21,7 +21,7 @@ from tests.support.factories.exports import export, run_exports
 from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
 from tests.support.factories.integrations import integration
-from tests.support.factories.knowledge import article, knowledge_base
+from tests.support.factories.knowledge import article, attachment, knowledge_base
 from tests.support.factories.live_calls import control, live_call, live_version
 from tests.support.factories.optimization import generate, optimization_run, proposal, run_solutions, set_run
 from tests.support.factories.personas import persona
@@ -40,3 +40,4 @@ __all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "ass
            "save_versions", "schedule", "set_contact_state", "set_run", "share_link", "simulate", "simulation",
            "suite", "suppressed", "web_call_token", "webhook_subscription", "widget", "workflow", "workspace"]
 __all__ += ["speech_filter", "term"]
+__all__ += ["attachment"]
