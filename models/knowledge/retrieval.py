@@ -3,18 +3,16 @@ bases that best answer the caller's words, ranked together (models.knowledge.sea
 
 Each hit carries its article's body cut to ``BODY_MAX_CHARS`` (at a word's end where there is one
 near, ``truncated`` then true), so that an answer stays small enough to hand to a language model
-whatever the articles hold. Four statements whatever the knowledge bases' size: the agent's
-knowledge bases, the query words' counts, the ranked hits, their bodies. A read: no audit entry.
+whatever the articles hold. Three statements whatever the knowledge bases' size: the agent's
+knowledge bases, the query words' counts, the ranked hits with their bodies (read with the hits,
+by their primary key). A read: no audit entry.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from peewee import fn
-
 from models.kernel.errors import InvalidInput
 from models.knowledge import agents, search
-from models.knowledge.tables import KnowledgeArticle
 
 QUERY_MAX_CHARS = 1000
 TOP_K_MAX = 20
@@ -48,16 +46,7 @@ def retrieve(*, workspace_id: str, agent_id: str, query: str, top_k: int = 5) ->
     if not search.terms(query):
         raise InvalidInput("query must hold at least one word of letters or digits.")
     knowledge_base_ids = agents.attached_ids(workspace_id, agent_id)
-    hits = search.search(workspace_id=workspace_id, knowledge_base_ids=knowledge_base_ids, query=query, limit=top_k)
-    if not hits:
-        return []
-    _A = KnowledgeArticle
     # One more character than kept, so that a body just over the bound is known to be cut.
-    bodies = dict(_A.in_workspace(workspace_id, _A.id, fn.SUBSTR(_A.body, 1, BODY_MAX_CHARS + 1))
-                  .where(_A.id.in_([h.article_id for h in hits])).tuples())
-    passages = []
-    for hit in hits:
-        if hit.article_id in bodies:  # an article deleted between the two reads is left out
-            body, truncated = _cut(bodies[hit.article_id])
-            passages.append(Passage(hit.article_id, hit.knowledge_base_id, hit.title, body, truncated, hit.score))
-    return passages
+    found = search.search_bodies(workspace_id=workspace_id, knowledge_base_ids=knowledge_base_ids, query=query,
+                                 limit=top_k, body_chars=BODY_MAX_CHARS + 1)
+    return [Passage(hit.article_id, hit.knowledge_base_id, hit.title, *_cut(body), hit.score) for hit, body in found]

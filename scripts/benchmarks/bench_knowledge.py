@@ -10,7 +10,7 @@ retrieval for an agent, beside a baseline of one article read by its primary key
             knowledge base and a second one of 1,000 articles attached
   search    --requests (default 300) queries of two to four vocabulary words, after --warmup
             unrecorded ones; each followed by the same words retrieved for the agent (its two
-            knowledge bases, the bodies read), then the baseline's run (so that the machine's load
+            knowledge bases, the bodies read with the hits), then the baseline's run (so that the machine's load
             weighs on all alike). The vocabulary's first words are in nearly every article, so most
             queries hold a very common word: the case a search must bound
   baseline  SELECT of one article by its id (the primary key's index)
