@@ -138,7 +138,7 @@ def _counts_postgres(workspace_id, knowledge_base_ids, words) -> list[int]:
     return [n for _, n in sorted(database.execute_sql(sql, params).fetchall())]
 
 
-def _search_sqlite(workspace_id, knowledge_base_ids, rare, common, limit, snippets, body_chars) -> list[Hit]:
+def _search_sqlite(workspace_id, knowledge_base_ids, rare, common, limit, snippets, body_chars) -> list[tuple]:
     words = rare or common
     match = " OR ".join(_phrase(w) for w in words)
     marks = ", ".join("?" * len(knowledge_base_ids))
@@ -174,7 +174,7 @@ def _search_sqlite(workspace_id, knowledge_base_ids, rare, common, limit, snippe
     return [(r[0], r[1], r[2], float(r[3]), r[4], r[5]) for r in rows]
 
 
-def _search_postgres(workspace_id, knowledge_base_ids, words, limit, snippets, body_chars) -> list[Hit]:
+def _search_postgres(workspace_id, knowledge_base_ids, words, limit, snippets, body_chars) -> list[tuple]:
     # The words are letters and digits only: joined by | they are a tsquery that always parses. It
     # is a constant of the statement (to_tsquery with its configuration is immutable), so that the
     # planner estimates how many articles match from the column's statistics: the GIN index for
