@@ -1,7 +1,8 @@
 """The audit entry of each change made through the API, recorded where every handler is called.
 
-Every operation of the contract whose method is not GET changes something, so the handler
-wrapper (api.app) records an entry (models.audit.audit_log) after it succeeds, in its session, with:
+Every operation of the contract whose method is not GET changes something (but a read marked
+``x-audit: none``), so the handler wrapper (api.app) records an entry (models.audit.audit_log)
+after it succeeds, in its session, with:
 - the actor: the admitted principal's user and credential id; an operation that admits nobody
   (accepting an invitation) names in its result the user and the access token it made, or, marked
   ``x-audit-actor: web_call_token`` (redeeming one), the token it spent (``tokenId``);
@@ -58,7 +59,9 @@ class AuditedOperation:
 
     def __init__(self, operation_id: str, method: str, path: str, spec: dict) -> None:
         self.operation_id = operation_id
-        self.audited = method.lower() not in ("get", "head", "options")
+        # A read sent as a POST (its query too long for a URL: knowledge retrieval) is marked
+        # ``x-audit: none``: an entry per call would grow the log by every call a runtime makes.
+        self.audited = method.lower() not in ("get", "head", "options") and spec.get("x-audit") != "none"
         self.path_parameters = re.findall(r"{(\w+)}", path)
         self.resource_type = spec.get("x-audit-resource") or _resource_type(path)
         self.takes_workspace = any(p.get("name") == "workspaceId" and p.get("in") == "query"

@@ -1,8 +1,10 @@
-"""The tables of knowledge bases, their documents and their articles (models.knowledge)."""
+"""The tables of knowledge bases, their documents and articles, and the agents they are attached to
+(models.knowledge)."""
 from __future__ import annotations
 
 from peewee import BigIntegerField, CharField, DateTimeField, ForeignKeyField, TextField
 
+from models.configs.tables import Agent
 from models.kernel.db import new_id, utcnow
 from models.kernel.scoping import WorkspaceScoped
 
@@ -57,4 +59,20 @@ class KnowledgeArticle(WorkspaceScoped):
     class Meta:
         indexes = (
             (("workspace", "knowledge_base", "created_at", "id"), False),  # a knowledge base's list
+        )
+
+
+class KnowledgeBaseAgent(WorkspaceScoped):
+    """A knowledge base attached to an agent: what retrieval searches for it (models.knowledge.agents).
+    Deleting either deletes the link (the foreign keys' cascade)."""
+    id = CharField(primary_key=True, default=new_id)
+    agent = ForeignKeyField(Agent, on_delete="CASCADE", backref="+", index=False)
+    knowledge_base = ForeignKeyField(KnowledgeBase, on_delete="CASCADE", backref="+")  # indexed for the cascade
+    attached_by = CharField()
+    attached_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = (
+            (("agent", "knowledge_base"), True),  # attached once
+            (("workspace", "agent", "attached_at", "id"), False),  # an agent's list
         )

@@ -61,6 +61,9 @@ ID_KINDS.update({"integrationId": "integration"})
 ID_KINDS.update({"audioId": "audio"})
 # Syncs: an agent's configuration pushed to a runtime integration.
 ID_KINDS.update({"syncId": "sync"})
+# Knowledge: a knowledge base with an article, attached to the agent, which retrieval for the agent
+# searches (retrieve's agentId; the path ids of the agent's list, attach and detach).
+ID_KINDS.update({"knowledgeBaseId": "knowledgeBase", "articleId": "article"})
 # Names that hold no id of a workspace's resource: an operation of the contract, a speech
 # provider's voice, the name of a kind of resource (the audit log's filter).
 NOT_OURS = {"operationId", "voiceId", "resourceType"}
@@ -218,6 +221,12 @@ class World:
         factories.audio_transcription(owner, self.ids["audio"])
         # A sync of the agent to a runtime integration, its name marked.
         self.ids["sync"] = factories.sync(owner, agent, factories.runtime(owner, name=f"{marker} runtime"))
+        # A knowledge base with an article, the marker in each, attached to the agent.
+        self.ids["knowledgeBase"] = factories.knowledge_base(owner, name=f"{marker} knowledge",
+                                                             description=f"The {marker} articles.")
+        self.ids["article"] = factories.article(owner, self.ids["knowledgeBase"], f"{marker} refunds",
+                                                f"Refunds of the {marker} shop take five days.")
+        factories.attachment(owner, agent, self.ids["knowledgeBase"])
 
     def request(self, method: str, path: str, *, query=None, body=None, raw: bytes | None = None, headers=None):
         content, content_headers = (raw, {"Content-Type": "application/json"}) if raw is not None else \

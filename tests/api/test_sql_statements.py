@@ -423,8 +423,32 @@ def test_pages_of_knowledge_bases_and_articles_and_a_search_cost_the_same_whatev
     # Each page with its total in one statement; the articles and the search check their knowledge base first.
     assert len(count(platform, statements, f"/api/v2/knowledge-bases?{ws}", owner)) == admission() + 1
     assert len(count(platform, statements, f"/api/v2/knowledge-bases/{kb}/articles?{ws}", owner)) == admission() + 2
+    # The search checks its knowledge base, counts the query's words (each up to a bound), then ranks.
     search = f"/api/v2/knowledge-bases/{kb}/search?workspaceId={owner.workspace_id}&q=refund&topK=50"
-    assert len(count(platform, statements, search, owner)) == admission() + 2
+    assert len(count(platform, statements, search, owner)) == admission() + 3
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_an_agents_knowledge_bases_and_retrieval_cost_the_same_whatever_their_number(platform, statements, rows):
+    owner = platform.workspace()
+    agent = factories.agent(owner)
+    bases = [factories.knowledge_base(owner) for _ in range(rows)]
+    for base in bases:
+        factories.attachment(owner, agent, base)
+    # The page with its total in one statement, the knowledge bases joined to their links.
+    path = f"/api/v2/agents/{agent}/knowledge-bases?workspaceId={owner.workspace_id}&limit=50"
+    assert len(count(platform, statements, path, owner)) == admission() + 1
+    # Retrieval: the agent's knowledge bases, the query's words counted, the hits read with their bodies.
+    for base in bases[:2]:
+        factories.article(owner, base, "Refund times", "Refunds take five days.")
+    body = {"agentId": agent, "query": "refund times", "topK": 20}
+    for _ in range(2):  # the first request of a credential also stamps lastUsedAt
+        statements.sql.clear()
+        response = platform.client.post("/api/v2/knowledge-bases/retrieve", params={"workspaceId": owner.workspace_id},
+                                        headers=owner.headers, json=body)
+        assert response.status_code == 200, response.text
+    assert len(response.json()["data"]["result"]["results"]) == min(rows, 2)
+    assert len(statements.sql) == admission() + 3
 
 
 @pytest.mark.parametrize("rows", [1, 30])

@@ -84,3 +84,18 @@ def test_knowledge_documents_are_exported_whole_and_their_articles_name_them():
     columns = {f.column_name for f in exported["knowledge_document"].columns()}
     assert {"name", "content_type", "bytes", "source_url", "content_hash", "synced_at"} <= columns
     assert "document_id" in {f.column_name for f in exported["knowledge_article"].columns()}
+
+
+def test_the_knowledge_bases_their_articles_and_their_agents_are_exported_whole_without_the_search_index():
+    # The links of agents to knowledge bases are the workspace's own configuration, nothing secret:
+    # exported with every column. The search index (an FTS5 table on SQLite, a generated column on
+    # PostgreSQL) is derived from the articles, so no model declares it and no file holds it.
+    exported = {r.name: r for r in resources.exported()}
+    for table in ("knowledge_base", "knowledge_article", "knowledge_base_agent"):
+        assert table in exported and table not in resources.EXCLUDED_TABLES
+        assert not [c for t, c in resources.EXCLUDED_COLUMNS if t == table]
+    assert {f.column_name for f in exported["knowledge_base_agent"].columns()} == {
+        "id", "workspace_id", "agent_id", "knowledge_base_id", "attached_by", "attached_at"}
+    from models.knowledge import search
+    assert not set(search.INDEX_TABLES) & set(exported)
+    assert not {f.column_name for f in exported["knowledge_article"].columns()} & set(search.INDEX_COLUMNS)

@@ -21,7 +21,7 @@ from tests.support.factories.exports import export, run_exports
 from tests.support.factories.feedback import assignee, comment, feedback
 from tests.support.factories.identity import Actor, api_key, expire_tokens, member, principal, workspace
 from tests.support.factories.integrations import integration
-from tests.support.factories.knowledge import article, knowledge_base
+from tests.support.factories.knowledge import article, attachment, knowledge_base
 from tests.support.factories.knowledge_documents import document
 from tests.support.factories.live_calls import control, live_call, live_version
 from tests.support.factories.optimization import generate, optimization_run, proposal, run_solutions, set_run
@@ -45,3 +45,4 @@ __all__ = ["Actor", "agent", "api_key", "article", "assertion", "assignee", "ass
 __all__ += ["speech_filter", "term"]
 __all__ += ["audio_transcription"]
 __all__ += ["run_syncs", "runtime", "sync"]
+__all__ += ["attachment"]

@@ -25,3 +25,12 @@ def article(actor: Actor, knowledge_base_id: str, title: str = "Refunds",
     with session():
         return knowledge_bases.create_article(principal(actor), workspace_id=actor.workspace_id,
                                               knowledge_base_id=knowledge_base_id, title=title, body=body).id
+
+
+def attachment(actor: Actor, agent_id: str, knowledge_base_id: str) -> str:
+    """The knowledge base attached to the agent (both of the actor's workspace), as retrieval for the
+    agent then searches it; the knowledge base's id."""
+    from models.knowledge import agents
+    with session():
+        return agents.attach(principal(actor), workspace_id=actor.workspace_id, agent_id=agent_id,
+                             knowledge_base_id=knowledge_base_id).id
