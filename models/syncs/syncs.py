@@ -99,7 +99,7 @@ def _version(model: type[VersionedEntity], workspace_id: str, entity_id: str, nu
     found = (Version.in_workspace(workspace_id, Version.id, Version.version_number)
              .where((Version.entity_type == model.KIND) & (Version.entity_id == entity_id) & where).tuples().first())
     if found is None:
-        raise NotFound(f"The {model.label()} has no version {number}." if number is not None
+        raise NotFound(f"version: the {model.label()} has no version {number}." if number is not None
                        else f"The {model.label()}'s live version is gone; publish one, or name the version to sync.")
     return found
 

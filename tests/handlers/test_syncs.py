@@ -82,7 +82,7 @@ def test_a_named_version_is_pushed_and_an_unknown_one_is_not_found(platform, run
     assert runtime.pushed(1)[0].body["config"]["prompt"] == "Prompt number 0"
     for missing in (3, 2147483647):
         error = _sync(api, agent_id, integration_id, 404, version=missing)
-        assert error["code"] == "not_found" and f"no version {missing}" in error["message"]
+        assert error == {"code": "not_found", "message": f"version: the agent has no version {missing}.", "result": None}
     assert _sync(api, agent_id, integration_id, 400, version=0)["code"] == "validation_failed"
 
 
