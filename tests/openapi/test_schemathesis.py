@@ -36,11 +36,12 @@ SEEDS = (42, 43, 44)
 # A simulation's verdicts and feedback come once a worker has held its conversation, after its
 # iterations are listed. A reported call's share links are revoked, shown and their recording served
 # once one is made, one of the call's fourteen links. A live call's control requests, and their
-# links, come once two moves have put it in progress. An agent's knowledge bases join the agents'
-# family (some fifty links), their detachment and retrieval two steps after a knowledge base is made.
+# links, come once two moves have put it in progress. A knowledge base's attachment to the prepared
+# agent, and the agent's list and detachment after it, come two steps after it is made. The agents'
+# family holds some forty links since syncs joined it, a branch's merge three steps deep.
 WALKS_PER_LINK_OF = {"createCampaign": 20, "createReview": 20, "createOptimizationRun": 20, "createFeedback": 10,
                      "createSimulation": 10, "receiveEndOfCallReport": 10, "registerLiveCall": 10,
-                     "attachAgentKnowledgeBase": 5}
+                     "attachAgentKnowledgeBase": 5, "createAgentSync": 5}
 
 
 def walks_per_link(family: list[str]) -> int:
