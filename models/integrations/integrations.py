@@ -89,8 +89,10 @@ def _column(field: str, value) -> str | None:
 def _secret(value) -> str:
     if not isinstance(value, str) or not SECRET_MIN_CHARS <= len(value) <= SECRET_MAX_CHARS:
         raise InvalidInput(f"secret must be text of {SECRET_MIN_CHARS} to {SECRET_MAX_CHARS} characters.")
-    if text_problem(value):
-        raise InvalidInput("secret must be one line of printable characters.")
+    # It goes out as an Authorization header's value, which carries ASCII only.
+    if not value.isascii() or not value.isprintable():
+        raise InvalidInput("secret must be one line of printable ASCII characters: it is sent in an Authorization "
+                           "header.")
     return value
 
 

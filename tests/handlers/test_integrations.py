@@ -109,6 +109,25 @@ def test_the_secret_at_its_bounds_and_the_hint(platform):
     api = owner(platform)
     assert create(api, secret="12345678")["integration"]["secretHint"] == "…5678"
     assert create(api, secret="y" * 4096)["integration"]["secretHint"] == "…yyyy"
+    assert create(api, secret="Basic a2V5 ~!")["integration"]["secretHint"] == "…5 ~!"
+
+
+@pytest.mark.parametrize("secret", ["1234567", "y" * 4097, "clé-secrète-0000", "sk-\u00a0nbsp-0000", "sk-0000\t0000"])
+def test_a_secret_is_8_to_4096_printable_ascii_characters_as_a_header_carries(platform, secret):
+    api = owner(platform)
+    made = create(api, kind="crm", secret="first-secret-0000")["integration"]
+    assert api("POST", "/integrations", 400, json={"kind": "crm", "name": "CRM 2", "secret": secret})["code"] == \
+        "validation_failed"
+    # Rotation holds to the same rule, and the secret stays the one stored.
+    api("POST", f"/integrations/{made['id']}/rotate", 400, json={"secret": secret})
+    assert api("GET", f"/integrations/{made['id']}")["integration"]["secretHint"] == "…0000"
+
+
+def test_a_secret_outside_the_schema_is_refused_by_the_domain_naming_the_rule(platform):
+    from models.integrations import integrations
+    from models.kernel.errors import InvalidInput
+    with pytest.raises(InvalidInput, match="^secret must be one line of printable ASCII characters"):
+        integrations._secret("clé-secrète-0000")
 
 
 def test_an_update_keeps_what_its_kind_requires(platform):
