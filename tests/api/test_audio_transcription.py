@@ -10,10 +10,10 @@ import time
 import httpx
 import pytest
 
-from tests.api.test_transcription import long_recording
 from tests.support import factories
 from tests.support.client import Api
 from tests.support.servers import start_server, stop_server
+from tests.support.uploads import long_recording
 
 # Generous: a loaded 2-core machine transcribes 11 s of speech in a few seconds, after loading the model.
 WAIT_S = 180

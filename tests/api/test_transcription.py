@@ -3,13 +3,11 @@ with word timings on the call, a file the engine cannot read, and a server kille
 job a restarted server finishes (models.calls.transcription, api.transcription_worker)."""
 from __future__ import annotations
 
-import io
 import os
 import signal
 import sqlite3
 import time
 import uuid
-import wave
 
 import httpx
 import pytest
@@ -17,8 +15,8 @@ import pytest
 from stt.scoring import wer
 from tests.support import factories
 from tests.support.client import Api
-from tests.support.servers import ROOT, start_server, stop_server
-from tests.support.uploads import WAV, upload
+from tests.support.servers import start_server, stop_server
+from tests.support.uploads import WAV, long_recording, upload
 
 JFK = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
 # Generous: a loaded 2-core machine transcribes 11 s of speech in a few seconds, after loading the model.
@@ -71,17 +69,6 @@ def test_a_file_the_engine_cannot_read_fails_with_the_reason_and_is_not_retried(
     from models.kernel.db import session
     with session():
         assert TranscriptionJob.get_by_id(call_id).attempts == 1
-
-
-def long_recording(repeats: int) -> bytes:
-    """The JFK clip ``repeats`` times over, as one WAV: long enough to kill a server mid-job."""
-    with wave.open(str(ROOT / "tests" / "fixtures" / "jfk.wav")) as clip:
-        params, frames = clip.getparams(), clip.readframes(clip.getnframes())
-    out = io.BytesIO()
-    with wave.open(out, "wb") as joined:
-        joined.setparams(params)
-        joined.writeframes(frames * repeats)
-    return out.getvalue()
 
 
 def test_a_server_killed_mid_job_loses_no_job(tmp_path, converted_model):

@@ -1,6 +1,9 @@
-"""Call recordings uploaded over the management API."""
+"""Call recordings (and audio files) uploaded over the management API."""
 
 from __future__ import annotations
+
+import io
+import wave
 
 from tests.support.client import Api
 from tests.support.speech import FIXTURES
@@ -16,3 +19,14 @@ def upload(api: Api, call_id: str, body, content_type: str = "audio/wav", expect
     body = response.json()
     assert body["success"] is (expect == 200)
     return body["data"]["result"] if expect == 200 else body["data"]
+
+
+def long_recording(repeats: int) -> bytes:
+    """The JFK clip ``repeats`` times over, as one WAV: long enough to stop a server mid-job."""
+    with wave.open(str(FIXTURES / "jfk.wav")) as clip:
+        params, frames = clip.getparams(), clip.readframes(clip.getnframes())
+    out = io.BytesIO()
+    with wave.open(out, "wb") as joined:
+        joined.setparams(params)
+        joined.writeframes(frames * repeats)
+    return out.getvalue()
