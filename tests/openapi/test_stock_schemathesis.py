@@ -178,21 +178,29 @@ REFUSED_WITHOUT_THEIR_SECRET = {"POST /auth/sign-in", "POST /auth/sign-in/mfa", 
                                 "POST /auth/sign-in/mfa-confirm", "POST /web-calls/redeem"}
 
 
-# A 404 for an id the request's body names (``entityId: no workflow … in this workspace.``: ids
-# of other workspaces are not found, wherever they are given) that schemathesis, having just
-# created the resource of the path, reports as that resource gone missing (ST302). Its report
-# holds no response, so each such failure is read from the printed one and allowed only when the
-# 404 names a field of the body, not the resource the path created.
-_CREATED_NOT_FOUND = re.compile(r"ST302 Created resource not found.*?\[404\] Not Found:\s*`(\{.*?\})`", re.S)
-_A_BODY_FIELD_NOT_FOUND = re.compile(r"^[a-z][A-Za-z]*(\[\d+\])?: no ")
+# A 404 for an id the request's body names (``entityId: no workflow … in this workspace.``, ``No
+# agent … in this workspace.``: ids of other workspaces are not found, wherever they are given)
+# that schemathesis, having just created the resource of the path, reports as that resource gone
+# missing (ST302). Its report holds no response, so each such failure is read from the printed
+# one and allowed only when the 404 names an id that the failing request sent in its body and not
+# in its path, where the created resource's id is.
+_CREATED_NOT_FOUND = re.compile(r"ST302 Created resource not found.*?\[404\] Not Found:\s*`(\{.*?\})`"
+                                r".*?Reproduce with:\s*\n(?:.*curl [^\n]*\n)*?.*?(curl [^\n]*)\n\s*\n", re.S)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _names_a_body_id(body: dict, curl: str) -> bool:
+    named = set(_UUID.findall(body["data"]["message"]))
+    sent, _, url = curl.rpartition(" '")
+    path = url.split("?", 1)[0]
+    return bool(named) and all(i in sent and i not in path for i in named)
 
 
 def st302_about_body_ids(output: str, summary: dict) -> bool:
-    """Whether every ST302 of the run is a 404 that names an id of the request's body."""
+    """Whether every ST302 of the run is a 404 that names an id of the failing request's body."""
     reported = sum(f.get("count", 1) for f in summary["failures"] if f["code"] == "ST302")
-    bodies = [json.loads(body) for body in _CREATED_NOT_FOUND.findall(output)]
-    return (len(bodies) >= reported
-            and all(_A_BODY_FIELD_NOT_FOUND.match(body["data"]["message"]) for body in bodies))
+    found = [(json.loads(body), curl) for body, curl in _CREATED_NOT_FOUND.findall(output)]
+    return len(found) >= reported and all(_names_a_body_id(body, curl) for body, curl in found)
 
 
 def ci_key(server_url: str, owner: dict) -> str:
