@@ -53,6 +53,9 @@ def use_venv(*modules: str) -> None:
     sys.path, so the project's packages import whichever directory the script was started from."""
     missing = [name for name in modules if importlib.util.find_spec(name) is None]
     if missing and VENV_PYTHON.exists() and not os.environ.get(REEXEC_MARKER):
+        # Brought up to date as the entry scripts do (scripts/_venv.sh installs again only when
+        # setup.cfg changed): a .venv made before a dependency was added lacks it.
+        subprocess.run(["bash", "-c", ". scripts/_venv.sh"], cwd=ROOT, check=True, stdout=sys.stderr)
         os.environ[REEXEC_MARKER] = "1"
         os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.orig_argv[1:]])
     if missing:
