@@ -52,7 +52,8 @@ class SimulationWorkers(ClaimingThreads):
         with self._engine_lock:
             if self._engine is None:
                 from stt import Transcriber, default_model_path
-                model = self.settings.stt_model_path or default_model_path(self.settings.data_dir)
+                model = self.settings.stt_model_path or default_model_path(
+                    self.settings.data_dir, weights=self.settings.stt_weights)
                 self._engine = Transcriber(model, n_threads=self.settings.stt_threads,
                                            instances=max(1, self.settings.simulation_workers))
             return self._engine

@@ -28,7 +28,8 @@ def boot(settings: Settings, *, migrate_schema: bool = True, log_level: str | in
     encryption.configure(settings.secret_key, settings.data_dir)
     recordings.configure(settings.data_dir)
     exports.configure(settings.data_dir, settings.export_ttl_s)
-    offered.configure(offered.Configured(settings.data_dir, settings.stt_model_path, settings.stt_model_aliases))
+    offered.configure(offered.Configured(settings.data_dir, settings.stt_model_path, settings.stt_model_aliases,
+                                         settings.stt_weights))
     audio_library.configure(settings.data_dir)
     knowledge_documents.configure(max_bytes=settings.kb_max_document_bytes, fetch_timeout_s=settings.webhook_timeout_s)
     addresses.configure(allow_http=settings.webhook_allow_http,

@@ -32,7 +32,7 @@ def _float(name: str, default: float) -> float:
 
 _PARSE = {"int": _int, "float": _float, "bool": _bool}
 # Read as written, then put in the form their users take: logging's level names are upper case.
-_NORMALISE = {"log_level": str.upper, "log_format": str.lower}
+_NORMALISE = {"log_level": str.upper, "log_format": str.lower, "stt_weights": str.lower}
 
 
 def _same(value):
@@ -90,11 +90,17 @@ class Settings:
     # The speech server.
     stt_enabled: bool = True
     stt_model_path: str | None = None  # a ggml file used as svc-stt instead of the bundled tiny.en
-    stt_threads: int = 2  # whisper.cpp threads per engine worker
-    stt_workers: int = 1  # engine workers (loaded model contexts) running passes at once
+    # The type of the bundled models' converted matrices: q8_0, or f16, f32, q5_0, q5_1, q4_0.
+    stt_weights: str = "q8_0"
+    # whisper.cpp threads per engine worker, and engine workers (loaded model contexts) running
+    # passes at once. One thread each: whisper.cpp's threads spin at a barrier many times a pass, so
+    # two threads on a core that anything else wants (the API, the event loop, another pass) made a
+    # pass 18 to 66 times slower; two workers of one thread use both cores of a small host without it.
+    stt_threads: int = 1
+    stt_workers: int = 2
     stt_queue: int = 4  # uploads that may wait for a worker; past it: 503
     stt_max_file_bytes: int = 15 * 1024 * 1024
-    stt_max_streams: int = 2  # real-time sessions at once; past it a new one gets an error frame
+    stt_max_streams: int = 4  # real-time sessions at once; past it a new one gets an error frame
     # Seconds of audio one upload may hold; longer files are refused before they are decoded.
     stt_max_audio_seconds: float = 1800.0
     # An upload body that sends nothing for this long is dropped.

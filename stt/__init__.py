@@ -3,7 +3,7 @@
 Embedding, without the server::
 
     from stt import Transcriber, default_model_path
-    t = Transcriber(default_model_path("data"), n_threads=2)
+    t = Transcriber(default_model_path("data"), n_threads=1)
     result = t.transcribe("call.mp3")          # a path, encoded bytes, or 16 kHz float32 samples
     result.text, result.language               # "And so my fellow ...", "english"
     [(w.word, w.confidence) for w in result.words]

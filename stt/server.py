@@ -465,7 +465,7 @@ def create_app(settings: Settings | None = None, models: ModelSet | None = None)
     """The speech server's aiohttp app; the default model is loaded before it serves."""
     settings = settings or Settings.from_env()
     boot(settings)
-    models = models or ModelSet(available_models(settings.data_dir, settings.stt_model_path),
+    models = models or ModelSet(available_models(settings.data_dir, settings.stt_model_path, settings.stt_weights),
                                 n_threads=settings.stt_threads, instances=settings.stt_workers,
                                 aliases=model_aliases(settings.stt_model_aliases))
     state = State(settings, models)

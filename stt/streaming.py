@@ -24,7 +24,6 @@ the engine away from audio without speech, where whisper invents text.
 from __future__ import annotations
 
 import itertools
-import math
 import threading
 import time
 from collections import deque
@@ -34,7 +33,7 @@ import numpy as np
 
 from .annotations import is_annotation
 from .audio import SAMPLE_RATE
-from .engine import Options, Transcriber, Word
+from .engine import Options, Transcriber, Word, fitted_audio_ctx
 from .languages import NAMES, code_of
 
 _FRAME = SAMPLE_RATE // 100  # 10 ms: the resolution of the energy analysis and of every cut
@@ -369,9 +368,8 @@ class StreamingTranscriber:
             language=language, prompt=" ".join(p for p in (self.bias, self._prompt()) if p), temperature=0.0,
             # Temperature fallback on a short buffer costs seconds per pass, for nothing better.
             temperature_inc=0.0,
-            # whisper.cpp pads every pass to 30 s unless the encoder window is cut to the audio; below
-            # 500 (10 s) the decoder tends to loop ("so, so, so").
-            audio_ctx=min(1500, max(500, math.ceil(50 * seconds) + 64)),
+            # whisper.cpp pads every pass to 30 s unless the encoder window is cut to the audio.
+            audio_ctx=fitted_audio_ctx(audio.size),
             max_tokens=int(6 * seconds + 10), single_segment=False, no_speech_thold=0.6, token_timestamps=True)
         started = time.perf_counter()
         transcript = self.transcriber.transcribe(audio, options=options)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from models.integrations import llm
 from models.kernel.pagination import Page
-from stt.models import DEFAULT_MODEL, available_models, model_aliases
+from stt.models import DEFAULT_MODEL, DEFAULT_WEIGHTS, available_models, model_aliases
 
 # Each model id's languages: an English-only model, or any language whisper detects ("*").
 _LANGUAGES = {"svc-stt": ("en",), "svc-stt-multilingual": ("*",)}
@@ -30,6 +30,7 @@ class Configured:
     data_dir: str = "data"
     stt_model_path: str | None = None
     stt_model_aliases: str = ""
+    stt_weights: str = DEFAULT_WEIGHTS
 
 
 _configured = Configured()
@@ -76,7 +77,7 @@ def speech_models() -> list[SpeechModel]:
     c = _configured
     aliases = model_aliases(c.stt_model_aliases)
     found = []
-    for model_id, source in available_models(c.data_dir, c.stt_model_path).items():
+    for model_id, source in available_models(c.data_dir, c.stt_model_path, c.stt_weights).items():
         size, quantisation = _header(source.path)
         default = model_id == DEFAULT_MODEL
         found.append(SpeechModel(model_id, _LANGUAGES.get(model_id, ("*",)), size, quantisation, default,

@@ -29,7 +29,18 @@ def test_a_prepared_model_shows_its_size_and_quantisation(platform, converted_mo
     offered.configure(offered.Configured(stt_model_path=str(converted_model), stt_model_aliases=""))
     default = owner(platform)("GET", "/models")["models"][0]
     assert default["sizeBytes"] == converted_model.stat().st_size
-    assert default["quantisation"] == "f16" and default["aliases"] == []
+    assert default["quantisation"] == "q8_0" and default["aliases"] == []
+
+
+def test_the_bundled_model_is_shown_in_the_weights_stt_weights_names(platform, converted_model):
+    # The data directory holds the default (q8_0) conversion; f16 is another file, not made yet.
+    data_dir = converted_model.parent.parent
+    offered.configure(offered.Configured(data_dir=str(data_dir), stt_model_aliases=""))
+    default = owner(platform)("GET", "/models")["models"][0]
+    assert (default["quantisation"], default["sizeBytes"]) == ("q8_0", converted_model.stat().st_size)
+    offered.configure(offered.Configured(data_dir=str(data_dir), stt_model_aliases="", stt_weights="f16"))
+    default = owner(platform)("GET", "/models")["models"][0]
+    assert (default["quantisation"], default["sizeBytes"]) == (None, None)
 
 
 @pytest.mark.parametrize("settings_overrides", [{"llm_base_url": "http://127.0.0.1:9/v1", "llm_model": "gpt-4o"}])

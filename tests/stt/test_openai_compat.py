@@ -28,7 +28,7 @@ def client(stt) -> openai.OpenAI:
 @pytest.fixture(scope="module")
 def transcriber(converted_model):
     from stt.engine import Transcriber
-    return Transcriber(converted_model, n_threads=2)
+    return Transcriber(converted_model, n_threads=1)
 
 
 def wav(samples: np.ndarray) -> bytes:

@@ -30,7 +30,7 @@ def jfk_at(rate: int) -> bytes:
     return pcm16(samples if rate == 16000 else soxr.resample(samples, 16000, rate))
 
 
-def fresh_transcriber(model_path, *, n_threads: int = 2):
+def fresh_transcriber(model_path, *, n_threads: int = 1):
     """A freshly loaded engine on ``model_path`` (the ``converted_model`` fixture), for one test.
     whisper.cpp's output for a pass depends on the window size (audio_ctx) of the calls made before
     it on the same context, so an engine shared between tests would make each test's result depend
