@@ -31,7 +31,7 @@ minutes (5 of streams, 7 of passes over the 10-minute input); --quick (30 s stre
 a 3-minute pass-cost input) about 4.
 
     .venv/bin/python scripts/bench_stream [--quick] [--levels 1,2,3,4] [--stream-seconds 60]
-                                          [--pass-minutes 10] [--threads 2] [--workers 1] [--max-p90 3]
+                                          [--pass-minutes 10] [--threads 1] [--workers 2] [--max-p90 1.5]
 """
 from __future__ import annotations
 
@@ -70,10 +70,13 @@ def parse_args(argv=None):
     parser.add_argument("--levels", type=csv_ints, help="concurrent streams per row, comma-separated (default 1,2,3,4)")
     parser.add_argument("--stream-seconds", type=float, help="length of the repeated clip (default 60)")
     parser.add_argument("--pass-minutes", type=float, help="length of the pass-cost input (default 10; 0 skips it)")
-    parser.add_argument("--workers", type=int, default=1, help="STT_WORKERS, engine contexts of the server (default 1)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="STT_WORKERS, engine contexts of the server (default 2, as the server)")
+    parser.add_argument("--weights", default=None,
+                        help="STT_WEIGHTS, the converted model's matrices: q8_0, f16, ... (default: the server's)")
     parser.add_argument("--chunk-ms", type=int, default=100, help="audio per binary frame in ms (default 100)")
-    parser.add_argument("--max-p90", type=float, default=3.0,
-                        help="the final-word latency p90 a concurrency level must stay under, in s (default 3)")
+    parser.add_argument("--max-p90", type=float, default=1.5,
+                        help="the final-word latency p90 a concurrency level must stay under, in s (default 1.5)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds a stream may wait for its result after eof (default 120)")
     args = parser.parse_args(argv)
@@ -127,6 +130,7 @@ def start_server(args, work: Path, model: Path, streams: int) -> SttServer:
     STT_STREAMS_PER_CREDENTIAL sessions at most, so that one shared by every stream would refuse the
     levels above it, and the row would measure the refusal, not the server."""
     started = harness.start_stt_server(work, model, STT_WORKERS=args.workers, STT_THREADS=args.threads,
+                                        **({"STT_WEIGHTS": args.weights} if args.weights else {}),
                                         STT_MAX_STREAMS=MAX_STREAMS, LOG_LEVEL=args.log_level,
                                         # A crash inside the native engine then leaves the Python stacks in the log.
                                         PYTHONFAULTHANDLER="1")
@@ -267,6 +271,7 @@ class Row:
     periods: list[float] = field(default_factory=list)  # between consecutive partial frames, s
     server_cores: float = float("nan")
     other_cores: float = float("nan")
+    rss_kb: int = 0  # the server's largest resident set seen during the row
     texts: list[str] = field(default_factory=list)
 
     @property
@@ -300,9 +305,17 @@ async def run_row(stt: SttServer, clip: Clip, streams: int, args) -> Row:
     tasks = [asyncio.create_task(stream(stt.url, stt.tokens[i], clip, chunk_ms=args.chunk_ms, delay=i / streams,
                                         timeout=args.timeout)) for i in range(streams)]
     budget = clip.seconds + 1 + args.timeout + 30
+
+    async def watch_rss() -> None:
+        while True:
+            row.rss_kb = max(row.rss_kb, rss_kb(stt.server.pid))
+            await asyncio.sleep(0.2)
+
+    watcher = asyncio.create_task(watch_rss())
     try:
         done, pending = await asyncio.wait(tasks, timeout=budget)
     finally:
+        watcher.cancel()
         for task in tasks:
             task.cancel()
     row.server_cores, row.other_cores = meter.cores()
@@ -316,6 +329,17 @@ async def run_row(stt: SttServer, clip: Clip, streams: int, args) -> Row:
 
 def run_async(coro):
     return asyncio.run(coro)
+
+
+def rss_kb(pid: int) -> int:
+    """The process's resident set now (VmRSS), in kB; 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 # --- pass cost, on the policy itself --------------------------------------------------------------
@@ -367,15 +391,16 @@ def fmt(value: float, digits: int = 2) -> str:
 def stream_table(rows: list[Row], max_p90: float) -> str:
     lines = ["| clip | concurrent streams | final-word latency median s | p90 s | max s | final words matched | "
              "WER of results | eof → result median s | pass period median s | server cores | other cores | "
-             "failed streams |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "server RSS max MB | failed streams |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         p90 = percentile(r.latencies, 90)
         mark = "" if not r.latencies else (" ✓" if p90 < max_p90 and not r.failures else " ✗")
         lines.append(f"| {r.clip.label} | {r.streams} | {fmt(median(r.latencies))} | {fmt(p90)}{mark} | "
                      f"{fmt(max(r.latencies) if r.latencies else float('nan'))} | {r.matched} of {r.final_words} | "
                      f"{fmt(100 * r.wer, 1)} % | {fmt(median(r.finish))} | {fmt(median(r.periods))} | "
-                     f"{fmt(r.server_cores)} | {fmt(r.other_cores)} | {len(r.failures)} of {r.streams} |")
+                     f"{fmt(r.server_cores)} | {fmt(r.other_cores)} | {r.rss_kb / 1024:.0f} | "
+                     f"{len(r.failures)} of {r.streams} |")
     return "\n".join(lines)
 
 
@@ -414,7 +439,7 @@ def main(argv=None) -> int:
             log(f"warning: other processes keep {busy:.1f} of {os.cpu_count()} cores busy; the figures will be noisy")
         work = scratch_dir("bench_stream_")
         log("converting the bundled tiny.en weights")
-        model = default_model_path(work / "convert")
+        model = default_model_path(work / "convert", **({"weights": args.weights} if args.weights else {}))
         speech = read_fixture()
         jfk = Clip("jfk.wav (11 s)", speech.copy(), words(JFK))
         long = repeated(speech, args.stream_seconds)
@@ -466,7 +491,8 @@ def main(argv=None) -> int:
 
     from importlib.metadata import version
     print(f"Final-word latency and accuracy over WebSocket /v1/audio/stream, {args.chunk_ms} ms frames at "
-          f"real-time speed; STT_WORKERS={args.workers}, STT_THREADS={args.threads}, tiny.en. ✓/✗: p90 under "
+          f"real-time speed; STT_WORKERS={args.workers}, STT_THREADS={args.threads}, tiny.en "
+          f"{args.weights or 'at the default STT_WEIGHTS'}. ✓/✗: p90 under "
           f"{args.max_p90:g} s with no failed stream.")
     print()
     print(stream_table(rows, args.max_p90))
@@ -512,6 +538,8 @@ def main(argv=None) -> int:
     print("- Pass period: median gap between consecutive partial frames of a stream (the server sends one after "
           "every pass): the pass time plus the wait for new audio and for the engine; with several streams on "
           "one engine worker it grows as passes queue.")
+    print("- Server RSS: the largest resident set of the server process (VmRSS) sampled every 0.2 s during the "
+          "row; the model and every engine context included.")
     print("- Server cores / other cores: CPU the server process used during the row, and what every other "
           "process on the machine used (all busy time in /proc/stat minus this process and the server); "
           "the cores are shared, so a row with other cores above ~0.2 was measured on a busy machine.")

@@ -1,6 +1,8 @@
 """Speed and memory of the speech-to-text server, next to its bare engine and to faster-whisper.
 
-One run measures, on the bundled tiny.en weights:
+One run measures, on the bundled tiny.en weights converted to --weights (q8_0, the server's default), or
+with --model svc-stt-multilingual on the bundled base weights plus a German clip (eSpeak NG,
+tests/fixtures/multilingual) whose detected language each path reports:
 
 1. the real-time factor (processing seconds / audio seconds, median of --reps) of POST
    /v1/audio/transcriptions end to end (client-side wall time, one request at a time) and of the bare
@@ -20,8 +22,9 @@ Each server gets a fresh DATA_DIR holding a model converted once at the start. E
 127.0.0.1; the client shares the CPU with the server. Prints Markdown tables and the command line on
 stdout; progress goes to stderr.
 
-    .venv/bin/python scripts/bench_stt [--reps 5] [--threads 2] [--duration 30] [--concurrency 4]
+    .venv/bin/python scripts/bench_stt [--reps 5] [--threads 1] [--duration 30] [--concurrency 4]
                                        [--load 1x2,2x1] [--queue 8] [--long-seconds 60] [--no-peer]
+                                       [--model svc-stt] [--weights q8_0]
                                        [--quiet-wait S]
 
 Whisper.cpp slows down many times over when another process takes one of the cores its threads
@@ -38,6 +41,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import sys
 import time
 import wave
@@ -70,7 +74,10 @@ try:
 except ImportError:
     uvloop = None
 
-MODEL_ID = "svc-stt"
+# Model id → the bundled whisper model it is made from (stt.models), for the peer.
+BUNDLED = {"svc-stt": "tiny.en", "svc-stt-multilingual": "base"}
+# Speech in other languages (eSpeak NG), with their transcripts: the multilingual model's detection.
+MULTILINGUAL = FIXTURE.parent / "multilingual"
 PEER_INSTALL = ".venv/bin/pip install faster-whisper"
 
 
@@ -105,6 +112,11 @@ def parse_args(argv=None):
     parser.add_argument("--quiet-cores", type=float, default=0.2,
                         help="what counts as quiet for --quiet-wait, in cores busy outside the benchmark (default 0.2)")
     parser.add_argument("--no-peer", action="store_true", help="skip faster-whisper")
+    parser.add_argument("--model", choices=sorted(BUNDLED), default="svc-stt",
+                        help="the model measured (default svc-stt, tiny.en); svc-stt-multilingual (base, from the "
+                             "multilingual extra) adds a German clip and reports the language each path detects")
+    parser.add_argument("--weights", default="q8_0",
+                        help="STT_WEIGHTS, the converted model's matrices: q8_0 (default, the server's), f16, ...")
     parser.add_argument("--timeout", type=float, default=300.0, help="per-request timeout in seconds (default 300)")
     parser.add_argument("--peer-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -159,13 +171,14 @@ class SttServer:
     headers: dict[str, str]
     workers: int
     threads: int
+    model: str
 
 
 def start_server(args, work: Path, model: Path, workers: int, threads: int) -> SttServer:
-    started = harness.start_stt_server(work, model, STT_WORKERS=workers, STT_THREADS=threads,
+    started = harness.start_stt_server(work, model, STT_WORKERS=workers, STT_THREADS=threads, STT_WEIGHTS=args.weights,
                                         STT_QUEUE=args.queue, LOG_LEVEL=args.log_level)
     return SttServer(started.server, f"http://127.0.0.1:{started.port}",
-                     {"Authorization": f"Bearer {started.token}"}, workers, threads)
+                     {"Authorization": f"Bearer {started.token}"}, workers, threads, args.model)
 
 
 # --- clips ----------------------------------------------------------------------------------------
@@ -178,9 +191,10 @@ class Clip:
     samples: np.ndarray
     seconds: float
     expected: list[str]  # the words a correct transcript has
+    language: str = "english"
 
 
-def build_clips(work: Path, long_seconds: float) -> list[Clip]:
+def build_clips(work: Path, long_seconds: float, multilingual: bool = False) -> list[Clip]:
     from stt.audio import SAMPLE_RATE, decode
 
     speech = np.frombuffer(harness.fixture_pcm(), dtype="<i2")
@@ -207,13 +221,19 @@ def build_clips(work: Path, long_seconds: float) -> list[Clip]:
         samples = decode(path)
         seconds = samples.size / SAMPLE_RATE
         clips.append(Clip(f"{seconds:.0f} s", path, path.read_bytes(), samples, seconds, expected))
+    if multilingual:
+        for entry in json.loads((MULTILINGUAL / "transcripts.json").read_text())[:1]:
+            path = MULTILINGUAL / entry["file"]
+            samples = decode(path)
+            clips.append(Clip(f"{entry['language']} {samples.size / SAMPLE_RATE:.0f} s", path, path.read_bytes(),
+                              samples, samples.size / SAMPLE_RATE, words(entry["text"]), entry["language"]))
     return clips
 
 
-def convert_model(work: Path) -> Path:
+def convert_model(work: Path, weights: str, model_id: str) -> Path:
     """The ggml file, converted once in a child, so this process's peak RSS holds only the engine and the client."""
     code = ("import sys\nfrom stt.models import available_models, prepare\n"
-            f"print(prepare(available_models(sys.argv[1])[{MODEL_ID!r}]))")
+            f"print(prepare(available_models(sys.argv[1], weights={weights!r})[{model_id!r}]))")
     out = run_child([sys.executable, "-c", code, str(work / "convert")], dict(os.environ), 300, "model conversion")
     return Path(out.strip().splitlines()[-1])
 
@@ -228,11 +248,12 @@ class Sequential:
     engine: list[float] = field(default_factory=list)  # wall seconds of Transcriber.transcribe(samples)
     decode: list[float] = field(default_factory=list)  # seconds to decode the uploaded bytes, in this process
     texts: dict[str, str] = field(default_factory=dict)
+    languages: dict[str, str] = field(default_factory=dict)  # path → the language it detected
 
 
-def post_clip(client: httpx.Client, clip: Clip) -> tuple[float, dict]:
+def post_clip(client: httpx.Client, clip: Clip, model: str) -> tuple[float, dict]:
     files = {"file": (clip.path.name, clip.data, "audio/wav")}
-    fields = {"model": MODEL_ID, "response_format": "json"}
+    fields = {"model": model, "response_format": "verbose_json"}
     begin = time.perf_counter()
     response = client.post("/v1/audio/transcriptions", files=files, data=fields)
     elapsed = time.perf_counter() - begin
@@ -247,7 +268,7 @@ def run_sequential(args, stt: SttServer, transcriber, clips: list[Clip]) -> list
     results = [Sequential(clip) for clip in clips]
     with httpx.Client(base_url=stt.base_url, headers=stt.headers, timeout=args.timeout) as client:
         for result in results:  # unrecorded: first-call allocations on both sides, the connection
-            post_clip(client, result.clip)
+            post_clip(client, result.clip, stt.model)
             transcriber.transcribe(result.clip.samples)
         for rep in range(args.reps):
             for result in results:
@@ -260,11 +281,13 @@ def run_sequential(args, stt: SttServer, transcriber, clips: list[Clip]) -> list
                         transcript = transcriber.transcribe(clip.samples)
                         result.engine.append(time.perf_counter() - begin)
                         result.texts["engine"] = transcript.text
+                        result.languages["engine"] = transcript.language
                     else:
-                        elapsed, body = post_clip(client, clip)
+                        elapsed, body = post_clip(client, clip, stt.model)
                         result.endpoint.append(elapsed)
                         result.server_inference.append(body["inference_time_ms"] / 1000)
                         result.texts["endpoint"] = body["text"]
+                        result.languages["endpoint"] = body.get("language", "")
                 begin = time.perf_counter()
                 decode(clip.data)
                 result.decode.append(time.perf_counter() - begin)
@@ -292,12 +315,13 @@ def peer_child(spec_json: str) -> int:
     def run(samples, **fallback):
         begin = time.perf_counter()
         # Greedy, without conditioning on the previous window, as the server decodes with whisper.cpp.
-        segments, _ = model.transcribe(samples, beam_size=1, language="en", condition_on_previous_text=False,
-                                       vad_filter=False, **fallback)
+        segments, info = model.transcribe(samples, beam_size=1, language=spec["language"],
+                                          condition_on_previous_text=False, vad_filter=False, **fallback)
         text = " ".join(segment.text.strip() for segment in segments)  # decoding happens while iterating
+        languages.append(info.language)
         return time.perf_counter() - begin, text
 
-    out = []
+    out, languages = [], []
     for path in spec["clips"]:
         samples = decode(path)
         run(samples, temperature=0.0)
@@ -305,10 +329,10 @@ def peer_child(spec_json: str) -> int:
         for _ in range(spec["reps"]):
             elapsed, text = run(samples, temperature=0.0)
             times.append(elapsed)
-        out.append({"path": path, "times": times, "text": text})
+        out.append({"path": path, "times": times, "text": text, "language": languages[-1]})
     # Once, unrecorded in the medians: the library's default temperature fallback on the long clip, whose
     # repeated sentence its compression-ratio check may take for a decoding loop.
-    fallback = dict(zip(("seconds", "text"), run(decode(spec["clips"][-1]))))
+    fallback = dict(zip(("seconds", "text"), run(decode(spec["clips"][1]))))
     import ctranslate2
     import faster_whisper
     print(json.dumps({"clips": out, "fallback": fallback, "peak_rss_kb": proc_status_kb("self", "VmHWM"),
@@ -320,24 +344,46 @@ def peer_child(spec_json: str) -> int:
 class Peer:
     times: dict[str, list[float]] = field(default_factory=dict)  # clip label -> seconds
     texts: dict[str, str] = field(default_factory=dict)
+    languages: dict[str, str] = field(default_factory=dict)  # clip label -> the language it detected
     fallback: dict = field(default_factory=dict)  # one run on the long clip with the default fallback
     peak_rss_kb: int | None = None
     versions: str = ""
     skipped: str | None = None
 
 
-def run_peer(args, clips: list[Clip]) -> Peer:
+def joined_model_dir(sources: tuple[Path, ...], work: Path) -> Path:
+    """A CTranslate2 directory faster-whisper can load: the bundled one, or for a model shipped in parts
+    (model.bin.part1, .part2 in several packages) one made in the scratch directory with the parts joined."""
+    if len(sources) == 1 and (sources[0] / "model.bin").is_file():
+        return sources[0]
+    from stt import ggml_convert
+
+    target = work / "peer_model"
+    target.mkdir(exist_ok=True)
+    parts, _ = ggml_convert.model_files(sources)
+    with open(target / "model.bin", "wb") as out:
+        for part in parts:
+            out.write(part.read_bytes())
+    for source in sources:
+        for extra in source.iterdir():
+            if not extra.name.startswith("model.bin"):
+                shutil.copyfile(extra, target / extra.name)
+    return target
+
+
+def run_peer(args, clips: list[Clip], work: Path) -> Peer:
     if args.no_peer:
         return Peer(skipped="skipped (--no-peer)")
     if importlib.util.find_spec("faster_whisper") is None:
         return Peer(skipped=f"skipped: faster-whisper is not installed (`{PEER_INSTALL}`; not a project requirement)")
     from stt import ggml_convert
 
-    sources = ggml_convert.bundled_models().get("tiny.en")
-    if not sources or len(sources) != 1:
-        return Peer(skipped="skipped: the bundled tiny.en CTranslate2 directory was not found")
-    spec = {"model_dir": str(sources[0]), "threads": args.threads, "reps": args.reps,
-            "clips": [str(clip.path) for clip in clips]}
+    name = BUNDLED[args.model]
+    sources = ggml_convert.bundled_models().get(name)
+    if not sources:
+        return Peer(skipped=f"skipped: the bundled {name} CTranslate2 directory was not found")
+    spec = {"model_dir": str(joined_model_dir(sources, work)), "threads": args.threads, "reps": args.reps,
+            "clips": [str(clip.path) for clip in clips], "language": "en" if name.endswith(".en") else None}
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     budget = 120 + sum(clip.seconds for clip in clips) * (args.reps + 1) * 2
     out = json.loads(run_child([sys.executable, str(SCRIPTS / "bench_stt"), "--peer-child", json.dumps(spec)],
@@ -346,8 +392,9 @@ def run_peer(args, clips: list[Clip]) -> Peer:
     for clip, measured in zip(clips, out["clips"]):
         peer.times[clip.label] = measured["times"]
         peer.texts[clip.label] = measured["text"]
+        peer.languages[clip.label] = measured["language"]
         log(f"  faster-whisper {clip.label:>5}: median {median(measured['times']):6.3f} s")
-    log(f"  faster-whisper {clips[-1].label:>5} with the default temperature fallback: {peer.fallback['seconds']:.3f} s")
+    log(f"  faster-whisper {clips[1].label:>5} with the default temperature fallback: {peer.fallback['seconds']:.3f} s")
     return peer
 
 
@@ -389,7 +436,7 @@ async def load(stt: SttServer, clip: Clip, concurrency: int, *, warmup: float, d
                 try:
                     response = await client.post("/v1/audio/transcriptions",
                                                  files={"file": (clip.path.name, clip.data, "audio/wav")},
-                                                 data={"model": MODEL_ID, "response_format": "json"})
+                                                 data={"model": stt.model, "response_format": "json"})
                     status = response.status_code
                 except httpx.HTTPError as exc:
                     status = type(exc).__name__
@@ -449,17 +496,28 @@ def rtf_cell(times: list[float], seconds: float) -> str:
 
 def rtf_table(sequential: list[Sequential], peer: Peer) -> str:
     lines = ["| clip | endpoint RTF | bare engine RTF | endpoint / engine | server-reported inference RTF | "
-             "endpoint − server inference ms | decode ms | faster-whisper int8 RTF |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "endpoint − server inference ms | decode ms | faster-whisper int8 RTF | endpoint / faster-whisper |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in sequential:
         seconds = s.clip.seconds
         ratio = median(s.endpoint) / median(s.engine)
         peer_cell = rtf_cell(peer.times.get(s.clip.label, []), seconds) if not peer.skipped else "skipped"
+        peer_times = peer.times.get(s.clip.label)
+        versus = f"{median(s.endpoint) / median(peer_times):.2f}" if peer_times else "n/a"
         lines.append(f"| {s.clip.label} | {rtf_cell(s.endpoint, seconds)} | {rtf_cell(s.engine, seconds)} | "
                      f"{ratio:.3f} | {rtf_cell(s.server_inference, seconds)} | "
                      f"{median([e - i for e, i in zip(s.endpoint, s.server_inference)]) * 1000:.0f} | "
                      f"{median(s.decode) * 1000:.1f} | "
-                     f"{peer_cell} |")
+                     f"{peer_cell} | {versus} |")
+    return "\n".join(lines)
+
+
+def language_table(sequential: list[Sequential], peer: Peer) -> str:
+    lines = ["| clip | spoken | endpoint detected | bare engine detected | faster-whisper detected |",
+             "|---|---|---|---|---|"]
+    for s in sequential:
+        lines.append(f"| {s.clip.label} | {s.clip.language} | {s.languages.get('endpoint', 'n/a')} | "
+                     f"{s.languages.get('engine', 'n/a')} | {peer.languages.get(s.clip.label, 'n/a')} |")
     return "\n".join(lines)
 
 
@@ -510,8 +568,8 @@ def main(argv=None) -> int:
     with CLEANUP.guard():
         work = scratch_dir("bench_stt_")
         log("converting the bundled tiny.en weights (child process)")
-        model = convert_model(work)
-        clips = build_clips(work, args.long_seconds)
+        model = convert_model(work, args.weights, args.model)
+        clips = build_clips(work, args.long_seconds, multilingual=args.model != "svc-stt")
 
         meter = CpuMeter([])
         time.sleep(2)
@@ -521,7 +579,7 @@ def main(argv=None) -> int:
         log(f"faster-whisper, {args.threads} threads, {args.reps} reps per clip")
         wait_quiet(args, [], "faster-whisper runs")
         meter = CpuMeter([])
-        peer = run_peer(args, clips)
+        peer = run_peer(args, clips, work)
         if not peer.skipped:
             outside.append(("faster-whisper", meter.cores()[1]))
 
@@ -564,6 +622,9 @@ def main(argv=None) -> int:
           f"{args.reps} repetitions (min–max in brackets); {args.threads} whisper.cpp threads on both paths.")
     print()
     print(rtf_table(sequential, peer))
+    if args.model != "svc-stt":
+        print()
+        print(language_table(sequential, peer))
     print()
     print(memory_table(memory))
     print()
@@ -578,7 +639,7 @@ def main(argv=None) -> int:
     print(f"- Endpoint: `python -m stt.server` with STT_WORKERS=1 STT_THREADS={args.threads} STT_QUEUE={args.queue}, "
           f"RATE_LIMITS_ENABLED=true with DEFAULT_REQUESTS_PER_MINUTE=DEFAULT_REQUESTS_PER_DAY={UNLIMITED} "
           f"(the limiter runs, never refuses), LOG_LEVEL={args.log_level}; POST /v1/audio/transcriptions with "
-          f"model={MODEL_ID}, response_format=json, the WAV as the multipart file; client-side wall time of the "
+          f"model={args.model}, response_format=verbose_json, the WAV as the multipart file; client-side wall time of the "
           "whole request on a keep-alive connection, one request at a time. Server-reported inference is the "
           "response's inference_time_ms (whisper.cpp's pass only, without upload, auth, decoding and "
           "reading the result); endpoint − server inference is the median per request of what the server "
@@ -603,7 +664,7 @@ def main(argv=None) -> int:
               "run before any server starts: one greedy pass per 30 s window, as whisper.cpp makes when its "
               "own fallback does not trigger. whisper.cpp computes with the converted float16 weights, "
               "faster-whisper with int8 ones from the same checkpoint.")
-        long = clips[-1]
+        long = clips[1]
         print(f"- faster-whisper with its default temperature fallback (0.0 to 1.0 when a window's gzip "
               f"compression ratio exceeds 2.4 or its mean log-probability is below -1), once on the "
               f"{long.label} clip: {peer.fallback['seconds']:.2f} s, RTF {peer.fallback['seconds'] / long.seconds:.3f}"

@@ -14,7 +14,7 @@ It prints:
 
 Prints a Markdown table and the command line on stdout; progress goes to stderr.
 
-    .venv/bin/python scripts/bench_vocabulary [--reps 3] [--terms 200] [--threads 2]
+    .venv/bin/python scripts/bench_vocabulary [--reps 3] [--terms 200] [--threads 1]
 """
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def rounds(requests: int, rounds: int | None = None, warmup: int | None = None) 
 def engine(threads: str = "whisper.cpp threads") -> argparse.ArgumentParser:
     """The speech engine's threads (STT_THREADS, or the engine run in process)."""
     group = _group()
-    group.add_argument("--threads", type=int, default=2, help=f"{threads} (default 2)")
+    group.add_argument("--threads", type=int, default=1, help=f"{threads} (default 1, as STT_THREADS)")
     return group
 
 

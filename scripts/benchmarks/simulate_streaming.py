@@ -13,7 +13,7 @@ Reports, on stdout:
 - mean engine time per pass, and at minute 1 and minute 10 of a long input (--repeat / --minutes).
 
     scripts/simulate_streaming [WAV] [--repeat N | --minutes M] [--pause S] [--reference TEXT]
-                               [--threads 2] [--interval 0.5] [--chunk 0.1]
+                               [--threads 1] [--interval 0.5] [--chunk 0.1]
 """
 from __future__ import annotations
 

@@ -23,6 +23,8 @@ NOT_RUN = {"test"}
 COMMANDS = sorted(path.name for path in SCRIPTS.iterdir()
                   if path.is_file() and os.access(path, os.X_OK) and path.name not in NOT_RUN)
 MODULES = sorted(path.stem for path in BENCHMARKS.glob("*.py") if path.stem != "__init__")
+# What the commands share, with no command of their own.
+HELPERS = ("harness", "options", "heldout")
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +57,12 @@ def test_the_commands_are_found():
 @pytest.mark.parametrize("name", MODULES)
 def test_benchmark_module_imports(name, scripts_on_path):
     module = importlib.import_module(f"benchmarks.{name}")
-    if name not in ("harness", "options"):
+    if name not in HELPERS:
         assert callable(module.main)
         assert (SCRIPTS / name).exists(), f"scripts/{name}, the command of benchmarks/{name}.py, is missing"
 
 
-@pytest.mark.parametrize("name", [name for name in MODULES if name not in ("harness", "options")])
+@pytest.mark.parametrize("name", [name for name in MODULES if name not in HELPERS])
 def test_benchmark_main_answers_help(name, scripts_on_path, capsys):
     module = importlib.import_module(f"benchmarks.{name}")
     with pytest.raises(SystemExit) as exited:
