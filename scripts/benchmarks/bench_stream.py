@@ -52,7 +52,7 @@ import numpy as np
 from stt.scoring import wer, words
 
 from . import harness, options
-from .harness import CLEANUP, JFK, CpuMeter, csv_ints, log, median, percentile, scratch_dir
+from .harness import CLEANUP, JFK, CpuMeter, csv_ints, log, median, percentile, proc_status_kb, scratch_dir
 from .harness import SAMPLE_RATE as RATE
 
 PAUSES = (1.0, 1.5, 2.0)  # seconds between copies of the fixture, in turn
@@ -308,7 +308,7 @@ async def run_row(stt: SttServer, clip: Clip, streams: int, args) -> Row:
 
     async def watch_rss() -> None:
         while True:
-            row.rss_kb = max(row.rss_kb, rss_kb(stt.server.pid))
+            row.rss_kb = max(row.rss_kb, proc_status_kb(stt.server.pid, "VmRSS") or 0)
             await asyncio.sleep(0.2)
 
     watcher = asyncio.create_task(watch_rss())
@@ -329,17 +329,6 @@ async def run_row(stt: SttServer, clip: Clip, streams: int, args) -> Row:
 
 def run_async(coro):
     return asyncio.run(coro)
-
-
-def rss_kb(pid: int) -> int:
-    """The process's resident set now (VmRSS), in kB; 0 once it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 # --- pass cost, on the policy itself --------------------------------------------------------------

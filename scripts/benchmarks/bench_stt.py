@@ -65,6 +65,7 @@ from .harness import (
     log,
     median,
     percentile,
+    proc_status_kb,
     run_child,
     scratch_dir,
 )
@@ -129,16 +130,6 @@ def parse_args(argv=None):
     if args.long_seconds < 12:
         parser.error("--long-seconds must be at least 12 (the fixture is 11 s)")
     return args
-
-
-def proc_status_kb(pid: int | str, key: str) -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def wait_quiet(args, pids: list[int], phase: str) -> None:

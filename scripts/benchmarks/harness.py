@@ -593,6 +593,17 @@ class CpuMeter:
 
 # --- the speech fixture ---------------------------------------------------------------------------
 
+def proc_status_kb(pid: int | str, key: str) -> int | None:
+    """A kB figure of /proc/PID/status (VmRSS, VmHWM...), or None once the process is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def fixture_pcm() -> bytes:
     """tests/fixtures/jfk.wav's samples: 16-bit little-endian mono at SAMPLE_RATE."""
     with wave.open(str(FIXTURE)) as w:
