@@ -1,7 +1,7 @@
 """Builds the management API: the contract, connexion's middleware with ours in it, the error mapping.
 
-The path of a request: RequestContextMiddleware (request id, access log, metrics) → GET /metrics
-(answered there: api.metrics) → CrossOriginMiddleware
+The path of a request: RequestContextMiddleware (request id, access log, metrics) → GET /health
+(answered there: api.health) → GET /metrics (answered there: api.metrics) → CrossOriginMiddleware
 (only when CORS_ORIGINS names origins) → StaticPathMethods (405 on a fixed path a templated one
 shadows) → connexion's routing (among the operations of the path's first segment:
 api.route_index) → BodyLimitMiddleware (413) →
@@ -44,6 +44,7 @@ from connexion import AsyncApp, context
 from connexion.exceptions import ProblemException
 from connexion.frameworks import starlette as connexion_starlette
 from connexion.middleware import ConnexionMiddleware
+from connexion.middleware.main import API as ConnexionAPI
 from connexion.middleware.request_validation import RequestValidationMiddleware
 from connexion.middleware.routing import RoutingMiddleware
 from connexion.middleware.security import SecurityMiddleware
@@ -52,6 +53,7 @@ from connexion.resolver import Resolution, Resolver
 from connexion.validators import VALIDATOR_MAP
 from starlette.exceptions import HTTPException
 
+from core import request_log
 from core.boot import boot
 from core.settings import Settings
 from models.kernel.db import session, unit_of_work
@@ -64,6 +66,7 @@ from .body_limit import BodyLimitMiddleware
 from .cross_origin import cross_origin
 from .export_worker import ExportWorkers
 from .handler_pipeline import ApiDecoratedOnce
+from .health import HealthEndpoint
 from .metrics import MetricsEndpoint
 from .request_context import RequestContextMiddleware
 from .optimization_worker import OptimizationWorkers
@@ -198,6 +201,10 @@ def _lifespan(settings: Settings):
         finally:
             for group in workers:
                 await anyio.to_thread.run_sync(group.stop)
+            # Connections are closed by now: the lines left are the last few of this process, which
+            # a worker of several may end by the SIGTERM uvicorn raises again once it has shut
+            # down, with no chance to flush a batch (core.request_log).
+            request_log.write_at_once()
 
     return lifespan
 
@@ -222,15 +229,20 @@ def create_app(settings: Settings | None = None, *, migrate_schema: bool = True)
                    jsonifier=envelope.FastJsonifier(), lifespan=_lifespan(settings))
     # Each operation's handler pipeline built once, not per request (api.handler_pipeline).
     app._middleware_app.api_cls = ApiDecoratedOnce
-    # The bundled document, parsed once per process (its YAML files take a tenth of a second).
-    app.add_api(contract.document(), base_path=contract.BASE_PATH, resolver=HandlerResolver(),
-                strict_validation=True,
-                validator_map={"parameter": NamedParameterValidator,
-                               "body": BodyValidators({**VALIDATOR_MAP["body"], "*/*json": JSONBodyValidator})})
+    # What app.add_api does, with the contract's specification made once per process
+    # (api.contract): given a document, connexion would check it against the OpenAPI schema again.
+    middleware = app.middleware
+    options = middleware.options.replace(
+        resolver=HandlerResolver(), strict_validation=True,
+        validator_map={"parameter": NamedParameterValidator,
+                       "body": BodyValidators({**VALIDATOR_MAP["body"], "*/*json": JSONBodyValidator})})
+    middleware.apis.append(ConnexionAPI(contract.specification(), base_path=contract.BASE_PATH, name=None,
+                                        **options.__dict__))
     app.add_error_handler(DomainError, envelope.domain_error)
     app.add_error_handler(ProblemException, envelope.problem)
     app.add_error_handler(HTTPException, functools.partial(
         envelope.http_exception, allowed_methods=envelope.methods_by_path(contract.operations(), contract.BASE_PATH)))
     app.add_error_handler(Exception, envelope.unexpected)
     routed = StaticPathMethods(app, contract.operations(), contract.BASE_PATH)
-    return RequestContextMiddleware(MetricsEndpoint(cross_origin(routed, settings.cors_origins, contract.operations())))
+    served = cross_origin(routed, settings.cors_origins, contract.operations())
+    return RequestContextMiddleware(HealthEndpoint(MetricsEndpoint(served)))

@@ -1,19 +1,28 @@
 """The contract, loaded once: the bundled OpenAPI document and the operations in it.
 
 openapi/management.yaml is the root; it refers to one file per resource group (paths/,
-schemas/) and to the shared parts (components/) with relative ``$ref``s. Connexion resolves
-them into one document, which the app routes by and serves as /api/v2/openapi.json. The app and
-the tests read operations, their permissions and their handlers from here, never from the YAML.
+schemas/) and to the shared parts (components/) with relative ``$ref``s. ``bundle()`` brings them
+into one document whose references all point inside it, which connexion then resolves: the
+document the app routes by and serves as /api/v2/openapi.json. The app and the tests read
+operations, their permissions and their handlers from here, never from the YAML.
+
+Why bundle ourselves: given the root file, connexion parsed every referenced file again for each
+of its thousands of references with PyYAML's pure-Python parser, then validated the fully resolved
+document (6 MB) against the OpenAPI schema, twice per process: 10 to 15 s before a process could
+serve, in every worker. The bundle is parsed with libyaml, each file once, and the app skips
+connexion's check (ContractSpecification), which the tests make instead: about half a second.
 """
 from __future__ import annotations
 
 import functools
 import importlib.resources
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from connexion.spec import Specification
+import yaml
+from connexion.spec import OpenAPISpecification
 
 # The package openapi holds the YAML files, in a checkout and in an installed wheel alike.
 SPEC_DIR = Path(str(importlib.resources.files("openapi")))
@@ -104,10 +113,91 @@ def handler_name(operation_id: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
 
 
+# Where the bundle keeps the other files (every file but the root and the path items'), whole, by
+# name: ``x-bundled/schemas.agents`` is schemas/agents.yaml. An extension of the document, so
+# that a file may hold helpers that are not schemas (a set of properties others pick from).
+BUNDLED = "x-bundled"
+_PATHS_DIR = "paths"
+
+
+@functools.cache
+def _load(path: str) -> dict:
+    with open(path, "rb") as file:
+        return yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def bundle() -> dict:
+    """The root file with every other file brought in: path items in their place, the other
+    files whole under ``x-bundled``, each ``$ref`` rewritten to point inside the document."""
+    root = str(SPEC_FILE)
+    bundled: dict[str, dict] = {}
+
+    @functools.cache
+    def target(path: str, location: str) -> tuple[str, str | None]:
+        """The file a reference in ``path`` names, and its key in the bundle (None: a path item's)."""
+        file = os.path.normpath(os.path.join(os.path.dirname(path), location)) if location else path
+        relative = os.path.relpath(file, SPEC_DIR)
+        in_paths = os.path.dirname(relative) == _PATHS_DIR
+        return file, None if in_paths else os.path.splitext(relative)[0].replace(os.sep, ".")
+
+    def inside(path: str, key: str) -> str:
+        if key not in bundled:
+            bundled[key] = {}  # taken before it is filled: a file may refer to itself
+            bundled[key] = rewrite(_load(path), path)
+        return f"#/{BUNDLED}/{key}"
+
+    def rewrite(node, path: str):
+        if isinstance(node, list):
+            return [rewrite(item, path) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" not in node:
+            return {key: rewrite(value, path) for key, value in node.items()}
+        location, _, pointer = node["$ref"].partition("#")
+        file, key = target(path, location)
+        if file == root:
+            return dict(node)  # the root's own references stay as they are
+        if key is not None:
+            return {"$ref": inside(file, key) + pointer.rstrip("/")}
+        part = _load(file)
+        for step in pointer.split("/")[1:]:
+            step = step.replace("~1", "/").replace("~0", "~")
+            part = part[int(step)] if isinstance(part, list) else part[step]
+        return rewrite(part, file)  # a path item, or a part of one: in its place
+
+    document = {key: rewrite(value, root) for key, value in _load(root).items()}
+    document[BUNDLED] = bundled
+    return document
+
+
+class ContractSpecification(OpenAPISpecification):
+    """The contract as connexion holds it, without connexion's check of the document against the
+    OpenAPI schema at every start (seconds of CPU in each process): the document is fixed once the
+    package is built, and tests/openapi makes that check, and stricter ones, on it."""
+
+    @classmethod
+    def _validate_spec(cls, spec) -> None:
+        return None
+
+
+@functools.cache
+def specification() -> ContractSpecification:
+    """The bundle, resolved: what the app routes and validates by (api.app). Connexion writes
+    into it (a body schema gets the document's components, to resolve against), so it is the
+    app's alone: ``document()`` is another."""
+    return ContractSpecification(bundle())
+
+
 @functools.cache
 def document() -> dict:
-    """The bundled contract, as served."""
-    return Specification.load(str(SPEC_FILE)).spec
+    """The bundled contract, resolved, as served: without the bundled files (every reference to
+    them is resolved in its place), as the root file writes it."""
+    return as_served(ContractSpecification(bundle()).spec)
+
+
+def as_served(resolved: dict) -> dict:
+    """``resolved`` (a resolved bundle) without the files the bundle kept."""
+    return {key: value for key, value in resolved.items() if key != BUNDLED}
 
 
 @functools.cache

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import anyio.to_thread
 from prometheus_client import Counter
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.metrics import CONTENT_TYPE, RequestMetrics, exposition
 
-PATH = "/metrics"
+from .root_endpoint import RootEndpoint
 
 # By operationId.
 REQUESTS = RequestMetrics("api", "Management API", "operation")
@@ -19,16 +18,8 @@ BALANCING_CLOSES = Counter("api_connections_closed_for_balance_total",
                            "because it held two or more connections more than another worker.")
 
 
-class MetricsEndpoint:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+class MetricsEndpoint(RootEndpoint):
+    PATH = "/metrics"
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != PATH or scope["method"] not in ("GET", "HEAD"):
-            await self.app(scope, receive, send)
-            return
-        body = await anyio.to_thread.run_sync(exposition)
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", CONTENT_TYPE.encode()), (b"content-length", str(len(body)).encode()),
-                                (b"cache-control", b"no-store")]})
-        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+    async def answer(self):
+        return 200, CONTENT_TYPE, await anyio.to_thread.run_sync(exposition), []

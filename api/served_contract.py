@@ -14,6 +14,7 @@ from connexion.middleware.swagger_ui import SwaggerUIAPI, SwaggerUIMiddleware
 from connexion.utils import yamldumper
 from starlette.responses import Response
 
+from .contract import as_served
 from .route_index import index_mounts
 
 
@@ -25,7 +26,8 @@ class _CachedSwaggerUIAPI(SwaggerUIAPI):
     def _document(self, request, media_type: str) -> Response:
         key = (self._base_path_for_prefix(request), media_type)
         if key not in self._served:
-            spec = self._spec_for_prefix(request)
+            # Without the files the bundle kept beside the paths (api.contract.bundle).
+            spec = as_served(self._spec_for_prefix(request))
             # As connexion serialises it (its Jsonifier writes the dates YAML parsed).
             text = Jsonifier().dumps(spec) if media_type == "application/json" else yamldumper(spec)
             self._served[key] = text.encode()

@@ -113,6 +113,16 @@ def configure_logging(level: str | int, log_format: str = "text") -> None:
     root.setLevel(level)
 
 
+def write_at_once() -> None:
+    """From now on this process writes each log line as it is logged, and what is pending now:
+    for its shutdown, after which it may end without flushing (a signal's default action)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, _Handler):
+            with handler.lock:
+                handler._at_once = True
+                handler._write()
+
+
 class _Handler(logging.StreamHandler):
     """Ours, so that configuring again (each uvicorn worker boots) replaces rather than adds.
 
@@ -129,6 +139,7 @@ class _Handler(logging.StreamHandler):
     def __init__(self) -> None:
         super().__init__()
         self._pending: list[str] = []
+        self._at_once = False
         self._closed = threading.Event()
         threading.Thread(target=self._flush_periodically, name="log-flush", daemon=True).start()
 
@@ -139,7 +150,7 @@ class _Handler(logging.StreamHandler):
         except Exception:
             self.handleError(record)
             return
-        if record.levelno >= logging.WARNING or len(self._pending) >= self.BATCH:
+        if self._at_once or record.levelno >= logging.WARNING or len(self._pending) >= self.BATCH:
             self._write()
 
     def flush(self) -> None:

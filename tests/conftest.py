@@ -6,14 +6,12 @@ A run ends with what it skipped, grouped by reason (a skipped test did not pass)
 REQUIRE_ALL_TESTS=1, as in .ci/run, every skip is a failure instead."""
 from __future__ import annotations
 
-import hashlib
 import os
 import uuid
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
-import orjson
 import pytest
 from starlette.testclient import TestClient
 
@@ -194,56 +192,6 @@ def _empty_postgres(cur) -> None:
 
 # --- the app ---------------------------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def _validate_each_contract_once():
-    """Connexion validates the whole contract against the OpenAPI schema whenever it makes an app,
-    then copies it and resolves its references: 0.15 s for every test that makes one, most of its
-    set-up. The same document gives the same answer, so within a session each distinct document
-    is validated and resolved once, and the apps made from it share the result (connexion only
-    reads it, but for the base path, which every test app sets alike). tests/openapi/test_document.py
-    is where the contract's validity is tested."""
-    from connexion.spec import OpenAPISpecification, Specification
-    original_validate = Specification.__dict__["_validate_spec"]
-    original_init = OpenAPISpecification.__init__
-    validated: set[bytes] = set()
-    resolved: dict[tuple[bytes, str], tuple[dict, dict]] = {}
-
-    def key_of(spec) -> bytes:
-        return hashlib.sha256(orjson.dumps(spec, option=orjson.OPT_SORT_KEYS, default=str)).digest()
-
-    def validate_once(cls, spec):
-        key = key_of(spec)
-        if key not in validated:
-            original_validate.__func__(cls, spec)
-            validated.add(key)
-
-    def init_once(self, raw_spec, *, base_uri=""):
-        key = (key_of(raw_spec), base_uri)
-        if key not in resolved:
-            original_init(self, raw_spec, base_uri=base_uri)
-            resolved[key] = (self._raw_spec, self._spec)
-        self._raw_spec, self._spec = resolved[key]
-        self._base_uri = base_uri
-
-    # The document itself is parsed once per process (api.contract.document): the same object, whose
-    # keys connexion copies as strings for every app (0.09 s) unless it is the one it copied before.
-    original_from_dict = Specification.__dict__["from_dict"]
-    string_keyed: dict[int, tuple[dict, dict]] = {}
-
-    def from_dict_once(cls, spec, *, base_uri=""):
-        if id(spec) not in string_keyed:  # the document held, so that its id is not another's
-            string_keyed[id(spec)] = (spec, original_from_dict.__func__(cls, spec, base_uri=base_uri)._raw_spec)
-        return OpenAPISpecification(string_keyed[id(spec)][1], base_uri=base_uri)
-
-    Specification._validate_spec = classmethod(validate_once)
-    OpenAPISpecification.__init__ = init_once
-    Specification.from_dict = classmethod(from_dict_once)
-    yield
-    Specification._validate_spec = original_validate
-    OpenAPISpecification.__init__ = original_init
-    Specification.from_dict = original_from_dict
-
-
 class ContractCheckedClient(TestClient):
     """The test client, every answer checked against the contract (tests/support/contract_check.py).
     ``unchecked`` is the same client without the check, for a test that sends what no client of
@@ -324,7 +272,7 @@ def settings_overrides():
 
 
 @pytest.fixture
-def platform(app_database_url, tmp_path, settings_overrides, _validate_each_contract_once):
+def platform(app_database_url, tmp_path, settings_overrides):
     from api.app import create_app
     app = create_app(make_settings(app_database_url, tmp_path, **settings_overrides))
     with ContractCheckedClient(app, raise_server_exceptions=False) as client:

@@ -93,3 +93,18 @@ def test_starlettes_warning_about_its_test_client_is_silenced_where_connexion_tr
             "warnings.warn('another warning', StarletteDeprecationWarning)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "testclient" not in done.stderr and "another warning" in done.stderr, done.stderr
+
+
+def test_each_worker_writes_its_last_log_lines_when_sigterm_stops_it(tmp_path):
+    """Lines are written in batches; a worker of several ends by the SIGTERM uvicorn raises again
+    once it has shut down, so its shutdown writes each line at once, up to the last."""
+    server = start_server(tmp_path, WORKERS=2, LOG_LEVEL="INFO")
+    try:
+        assert httpx.get(f"{server.url}/health").status_code == 200
+    finally:
+        stop_server(server)
+    log = "".join(path.read_text() for path in tmp_path.glob("server-*.log"))
+    workers = {line.rsplit("[", 1)[1] for line in log.splitlines() if "Started server process" in line}
+    finished = {line.rsplit("[", 1)[1] for line in log.splitlines() if "Finished server process" in line}
+    assert len(workers) == 2 and finished == workers, log
+    assert log.count("Application shutdown complete") == 2, log

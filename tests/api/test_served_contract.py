@@ -23,3 +23,16 @@ def test_the_served_document_is_the_bundled_contract_made_once(platform, monkeyp
     assert as_yaml[0].status_code == 200 and as_yaml[0].headers["content-type"].startswith("text/yaml")
     assert yaml.safe_load(as_yaml[1].text) == served
     assert len(made) == 2  # once for the JSON, once for the YAML
+
+
+def test_what_connexion_writes_into_the_apps_contract_stays_out_of_the_document(platform):
+    """Connexion adds the document's components to a body schema it validates with: the app's
+    copy of the contract, never the one served and read by the tests (api.contract.document)."""
+    owner = platform.workspace()
+    response = platform.client.post("/api/v2/api-keys", params={"workspaceId": owner.workspace_id},
+                                    json={"name": "k", "userId": owner.user_id}, headers=owner.headers)
+    assert response.status_code == 200, response.text
+    body = contract.document()["paths"]["/api-keys"]["post"]["requestBody"]["content"]["application/json"]
+    assert "components" not in body["schema"]
+    assert "components" not in platform.client.get("/api/v2/openapi.json").json()["paths"]["/api-keys"]["post"][
+        "requestBody"]["content"]["application/json"]["schema"]
