@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
+import openai
+
 from models.kernel.errors import Unavailable
 
 
@@ -125,9 +127,6 @@ def complete_text(endpoint: Endpoint, messages: list[dict], *, temperature: floa
 def _asking(endpoint: Endpoint):
     """A client of ``endpoint`` for one request, every failure of the request turned into a
     ChatCompletionError."""
-    # Imported on first use: the package's types take a second to import, which every process
-    # would pay at start, most of them never asking a language model anything.
-    import openai
     where, timeout_s, model = shown(endpoint.base_url), endpoint.timeout_s, endpoint.model
     try:
         # Closed after the answer: its connections are not kept between runs minutes apart.
