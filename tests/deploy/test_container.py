@@ -144,7 +144,8 @@ def stopped_gracefully(container: Container) -> None:
     code, took = container.stop()
     logs = container.logs()
     assert code == 0, f"exit code {code} after SIGTERM:\n{logs}"
-    assert took < SHUTDOWN_TIMEOUT_S + 20 and "Application shutdown complete" in logs, logs
+    # Within the service's own bound (nothing is in flight), not podman's, which kills at +20 s.
+    assert took < SHUTDOWN_TIMEOUT_S and "Application shutdown complete" in logs, (took, logs)
 
 
 def test_the_image_is_small_enough_runs_as_a_user_and_passes_its_health_check(image, volume):
