@@ -88,6 +88,9 @@ connexion_starlette.PATH_PARAMETER_CONVERTERS = {"path": "path"}
 PRINCIPAL = "principal"
 
 
+_RESOLVED: dict[tuple[str, str], Resolution] = {}
+
+
 class HandlerResolver(Resolver):
     """operationId ``createApiKey`` in ``x-openapi-router-controller: handlers.identity.api_keys`` resolves to
     ``handlers.identity.api_keys.create_api_key``, run after the request's admission in one database
@@ -95,6 +98,15 @@ class HandlerResolver(Resolver):
     that names a ``principal`` parameter gets the caller."""
 
     def resolve(self, operation) -> Resolution:
+        # Each of connexion's middlewares resolves every operation again, and each app of a process
+        # (a test's) anew: the resolution depends on the contract alone, which a process holds once.
+        key = (operation.router_controller, operation.operation_id)
+        if key not in _RESOLVED:
+            _RESOLVED[key] = self._resolve(operation)
+        return _RESOLVED[key]
+
+    @staticmethod
+    def _resolve(operation) -> Resolution:
         module = import_module(operation.router_controller)
         handler = getattr(module, contract.handler_name(operation.operation_id))
         audited = AuditedOperation(operation.operation_id, operation.method, operation.path,

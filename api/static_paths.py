@@ -6,6 +6,7 @@ resource: a method it lacks is 405 with its Allow header, as on every other path
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -22,9 +23,7 @@ class StaticPathMethods:
         # Paths that another templated path of the contract would also match, with a fixed segment
         # where that one has a parameter (/call/export under /call/{callId}, and as well
         # /campaign/{campaignId}/contacts/import under /campaign/{campaignId}/contacts/{contactId}).
-        self.allowed = [(_pattern(path), sorted(verbs | ({"HEAD"} if "GET" in verbs else set())))
-                        for path, verbs in methods.items()
-                        if any(_shadows(template, path) for template in methods if "{" in template)]
+        self.allowed = _allowed(tuple((path, frozenset(verbs)) for path, verbs in methods.items()))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -38,6 +37,15 @@ class StaticPathMethods:
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
+
+
+@functools.lru_cache(maxsize=4)
+def _allowed(methods: tuple[tuple[str, frozenset[str]], ...]) -> list[tuple[re.Pattern, list[str]]]:
+    """Worked out once per contract (each app of a process, a test's, has the same): a pairwise
+    comparison of every path."""
+    templates = [path for path, _ in methods if "{" in path]
+    return [(_pattern(path), sorted(verbs | ({"HEAD"} if "GET" in verbs else set())))
+            for path, verbs in methods if any(_shadows(template, path) for template in templates)]
 
 
 def _shadows(template: str, path: str) -> bool:

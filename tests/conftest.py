@@ -38,12 +38,33 @@ def pytest_collection_modifyitems(config, items):
     """Slow tests are deselected, not skipped, by default: REQUIRE_ALL_TESTS=1 fails every skip, and
     a deselected test is a choice of the run, not a missing prerequisite. The summary says how many."""
     if config.getoption("--run-slow"):
+        _slow_files_first(items)
         return
     slow = [item for item in items if item.get_closest_marker("slow")]
     if slow:
         items[:] = [item for item in items if not item.get_closest_marker("slow")]
         config.hook.pytest_deselected(items=slow)
         config._slow_deselected = len(slow)
+        if hasattr(config, "workeroutput"):  # a process of several: the one that reports reads it
+            config.workeroutput["slow_deselected"] = len(slow)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """Each process collected the whole suite: any of them knows how many slow tests it left out."""
+    count = getattr(node, "workeroutput", {}).get("slow_deselected", 0)
+    node.config._slow_deselected = max(getattr(node.config, "_slow_deselected", 0), count)
+
+
+def _slow_files_first(items) -> None:
+    """Files whose tests are all slow first, then those holding some, each in collection order: the
+    processes of a run (scripts/test) take one file at a time, and a file of one long test (the
+    schemathesis run, some 25 minutes) taken last would end the run alone."""
+    files: dict[str, list[bool]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item.get_closest_marker("slow") is not None)
+    rank = {path: (0 if all(slow) else 1 if any(slow) else 2) for path, slow in files.items()}
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: the files keep their order
 
 
 # --- what a run did not test -----------------------------------------------------------------
