@@ -85,20 +85,30 @@ class HeldLease:
 
     def __init__(self, job, renew, lease_s: float, log: logging.Logger, what: str) -> None:
         self.job, self._renew, self._lease_s, self._log, self._what = job, renew, lease_s, log, what
+        # A renewal holds it from its write to the new token's assignment: see ``check``.
+        self._renewing = threading.Lock()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._keep, name=f"lease-{what}", daemon=True)
 
     def _keep(self) -> None:
         while not self._done.wait(self._lease_s / 3):
-            try:
-                with session():
-                    renewed = self._renew(self.job)
-            except Exception:
-                self._log.exception("renewing the lease of %s failed", self._what)
-                continue
-            if renewed is None:
-                return
-            self.job = renewed
+            with self._renewing:
+                try:
+                    with session():
+                        renewed = self._renew(self.job)
+                except Exception:
+                    self._log.exception("renewing the lease of %s failed", self._what)
+                    continue
+                if renewed is None:
+                    return
+                self.job = renewed
+
+    def check(self, test):
+        """``test(job)`` with the current claim, no renewal in between: a test of the row against
+        the claim's token made while a renewal had written the next token but not yet handed it
+        over would take the worker's own renewal for a takeover."""
+        with self._renewing:
+            return test(self.job)
 
     def __enter__(self) -> "HeldLease":
         self._thread.start()

@@ -97,7 +97,7 @@ class SimulationWorkers(ClaimingThreads):
             if self.stopping:
                 return True  # the process is stopping: the lease runs out and another resumes it
             with session():
-                return not execution.still_running(held.job)
+                return not held.check(execution.still_running)
 
         failure: tuple | None = None
         outcome = None
