@@ -244,7 +244,9 @@ def test_each_worker_counts_a_connection_only_while_it_lasts_however_it_ends(tmp
         assert wait_for(lambda: len(workers_of(server)) == 2, 30)
         workers = workers_of(server)
         table = table_of(workers)
-        assert sorted(read_slot(table, slot)[0] for slot in range(4)) == [0, 0, *sorted(workers)]
+        # A worker is a process before it joins the table: it joins once it has imported the app.
+        assert wait_for(lambda: sorted(read_slot(table, slot)[0] for slot in range(4)) == [0, 0, *sorted(workers)],
+                        30), [read_slot(table, slot) for slot in range(4)]
 
         def counted() -> list[int]:
             return sorted(count for _, count in (read_slot(table, slot) for slot in range(4)) if count)
